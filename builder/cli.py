@@ -1,0 +1,104 @@
+"""The `golden` command: one click group; each subcommand is a thin shell in `<area>/commands.py`.
+
+Subcommands are imported lazily (only the one you run), so `golden --help` stays fast and the
+Textual app is loaded only by `golden review`.
+
+Exit codes: 0 success, 1 the job failed, 2 usage or input error. Errors are one line on stderr,
+never a traceback (set GOLDEN_DEBUG=1 to see one).
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+from dataclasses import dataclass
+
+import click
+
+from builder import __version__
+from builder.errors import GoldenError
+
+# name -> "module:attribute"; the order here is the order in `golden --help`.
+COMMANDS: dict[str, str] = {
+    "ingest": "builder.ingest.commands:ingest",
+    "stats": "builder.ingest.commands:stats",
+    "generate": "builder.generate.commands:generate",
+    "review": "review_tui.commands:review",
+    "export": "builder.export.commands:export",
+    "score": "builder.score.commands:score",
+    "compare": "builder.score.commands:compare",
+    "calibrate": "builder.score.commands:calibrate",
+    "baseline-run": "builder.score.commands:baseline_run",
+    "demo": "builder.demo:demo",
+}
+
+
+@dataclass
+class CliContext:
+    """What every subcommand gets through `click.pass_obj`."""
+
+    db_path: str
+
+    def open_store(self):
+        from builder.store import Store
+
+        return Store(self.db_path)
+
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        target = COMMANDS.get(cmd_name)
+        if target is None:
+            return None
+        module_name, attr = target.split(":")
+        return getattr(importlib.import_module(module_name), attr)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="golden")
+@click.option(
+    "--db", "db_path", envvar="GOLDEN_DB", default="golden.db", show_default=True,
+    help="SQLite database file (env GOLDEN_DB).",
+)
+@click.pass_context
+def golden(ctx: click.Context, db_path: str) -> None:
+    """Build golden evaluation datasets for RAG systems and score RAG runs against them.
+
+    \b
+    Example:
+      golden ingest samples/ && golden generate --n 20 && golden review
+      golden export --out golden.jsonl && golden score --golden golden.jsonl --run run.jsonl
+    """
+    ctx.obj = CliContext(db_path=db_path)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point: run the group and map failures to one line and an exit code."""
+    try:
+        golden.main(args=argv, prog_name="golden", standalone_mode=False)
+    except GoldenError as exc:
+        if os.environ.get("GOLDEN_DEBUG"):
+            raise
+        click.echo(f"golden: error: {exc}", err=True)
+        sys.exit(exc.exit_code)
+    except click.exceptions.Abort:
+        click.echo("golden: aborted", err=True)
+        sys.exit(130)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(2 if isinstance(exc, click.UsageError) else exc.exit_code)
+    except KeyboardInterrupt:
+        click.echo("golden: interrupted; finished work is saved, run the command again to resume",
+                   err=True)
+        sys.exit(130)
+    sys.exit(0)
+
+
+if __name__ == "__main__":
+    main()

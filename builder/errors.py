@@ -1,0 +1,34 @@
+"""Project exceptions. The CLI turns each into one line on stderr and an exit code.
+
+Raise `InputError` for anything the user can fix in their input or command line (exit 2),
+`JobError` when a job ran and failed (exit 1). Messages name the file (and line) involved
+and must never contain secrets.
+"""
+
+from __future__ import annotations
+
+
+class GoldenError(Exception):
+    """Base class: a failure with a message a user can act on."""
+
+    exit_code = 1
+
+
+class InputError(GoldenError):
+    """Bad input or usage: a file that cannot be read, a malformed line, a bad option."""
+
+    exit_code = 2
+
+    def __init__(self, message: str, *, path: str | None = None, line: int | None = None):
+        where = ""
+        if path is not None:
+            where = f"{path}:{line}: " if line is not None else f"{path}: "
+        super().__init__(f"{where}{message}")
+        self.path = path
+        self.line = line
+
+
+class JobError(GoldenError):
+    """A job ran but could not finish (endpoint unreachable, budget exhausted before any work...)."""
+
+    exit_code = 1

@@ -1,0 +1,95 @@
+"""Opening the SQLite store: WAL, busy timeout, migrations, and write transactions.
+
+Every process (generator, each review UI, scorer) opens its own `Store`. Concurrency rules,
+measured on this machine kind (see shared/MEASURED.md):
+
+- WAL journal + `busy_timeout`, so readers never block writers and writers queue briefly.
+- Every read-modify-write runs inside `Store.write()`, which is `BEGIN IMMEDIATE`: a deferred
+  `BEGIN` followed by SELECT then UPDATE fails with "database is locked" at once when another
+  process writes, and busy_timeout does not help there.
+- The connection runs in autocommit mode (`isolation_level=None`) so Python never opens a
+  deferred transaction behind our back; sqlite-utils' own writes nest inside ours as savepoints.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import sqlite_utils
+
+from builder.errors import InputError
+
+BUSY_TIMEOUT_MS = 30_000
+
+
+class Store:
+    """One SQLite database file, migrated to the current schema on open.
+
+    Not thread-safe: give each thread its own `Store` (Textual workers open their own).
+    """
+
+    def __init__(self, path: str | Path, *, migrate: bool = True):
+        self.path = Path(path)
+        if str(path) != ":memory:":
+            parent = self.path.resolve().parent
+            if not parent.is_dir():
+                raise InputError("folder does not exist", path=str(parent))
+        try:
+            conn = sqlite3.connect(
+                str(path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
+                check_same_thread=False,
+            )
+            conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute("PRAGMA foreign_keys=ON")
+        except sqlite3.DatabaseError as exc:
+            raise InputError(f"not a golden database ({exc})", path=str(path)) from exc
+        self.conn = conn
+        self.db = sqlite_utils.Database(conn)
+        self._lock = threading.RLock()
+        if migrate:
+            from builder.store.migrations import apply_migrations
+
+            apply_migrations(self)
+
+    @contextlib.contextmanager
+    def write(self) -> Iterator[sqlite_utils.Database]:
+        """A write transaction taken with BEGIN IMMEDIATE; commits on success, rolls back on error.
+
+        Nested calls join the outer transaction (as a savepoint), so a function that writes can
+        be called alone or as part of a larger all-or-nothing unit.
+        """
+        with self._lock:
+            if self.conn.in_transaction:
+                with self.db.atomic():
+                    yield self.db
+                return
+            self.conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield self.db
+            except BaseException:
+                if self.conn.in_transaction:
+                    self.conn.execute("ROLLBACK")
+                raise
+            else:
+                self.conn.execute("COMMIT")
+
+    def query(self, sql: str, params: tuple | list | dict = ()) -> list[dict]:
+        """Run a read query and return rows as dicts (all rows: callers page with LIMIT)."""
+        cur = self.conn.execute(sql, params)
+        cols = [c[0] for c in cur.description]
+        return [dict(zip(cols, row)) for row in cur.fetchall()]
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> "Store":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

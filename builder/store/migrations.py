@@ -1,0 +1,260 @@
+"""Schema migrations, applied in order on open and recorded in `_sqlite_migrations`.
+
+Rules: never edit a migration that has shipped; add a new function at the end. Each runs in
+one transaction together with its record, under a `BEGIN IMMEDIATE` taken by
+`apply_migrations`, so two processes opening a fresh file at once cannot both apply it.
+
+JSON columns hold lists/objects serialised with `json.dumps`; timestamps are ISO-8601 UTC text.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from sqlite_utils import Database
+from sqlite_utils.migrations import Migrations
+
+if TYPE_CHECKING:
+    from builder.store.db import Store
+
+migrations = Migrations("golden")
+
+
+@migrations()
+def m001_documents_and_chunks(db: Database) -> None:
+    """Ingested knowledge base: documents, their chunks and a lexical (FTS5) index."""
+    db.execute(
+        """
+        CREATE TABLE documents (
+            id TEXT PRIMARY KEY,            -- stable: the document's path relative to the ingest root
+            path TEXT NOT NULL,             -- path as found on disk (for messages)
+            title TEXT,
+            format TEXT NOT NULL,           -- markdown | text | html | jsonl
+            content_hash TEXT NOT NULL,     -- sha256 of the decoded text
+            n_chars INTEGER NOT NULL,
+            n_tokens INTEGER NOT NULL,
+            language TEXT,
+            metadata TEXT,                  -- JSON
+            ingested_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL
+        )
+        """
+    )
+    db.execute(
+        """
+        CREATE TABLE chunks (
+            id TEXT PRIMARY KEY,            -- user's own id (jsonl) or derived from path + content hash
+            document_id TEXT NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+            seq INTEGER NOT NULL,           -- order within the document
+            text TEXT NOT NULL,
+            title TEXT,
+            heading_path TEXT,              -- JSON list of headings, outermost first
+            char_start INTEGER,             -- offsets into the document text (NULL for jsonl)
+            char_end INTEGER,
+            n_tokens INTEGER NOT NULL,
+            language TEXT,
+            metadata TEXT                   -- JSON
+        )
+        """
+    )
+    db.execute("CREATE INDEX chunks_document ON chunks(document_id, seq)")
+    db["chunks"].enable_fts(
+        ["text", "title", "heading_path"], fts_version="FTS5", create_triggers=True,
+        tokenize="porter",
+    )
+
+
+@migrations()
+def m002_generation_review_llm_runs(db: Database) -> None:
+    """Everything after ingest: facts, candidates, review log, tags, LLM calls, scored runs."""
+    db.execute(
+        """
+        CREATE TABLE facts (
+            id TEXT PRIMARY KEY,            -- hash of (chunk id, prompt version, position)
+            chunk_id TEXT NOT NULL REFERENCES chunks(id) ON DELETE CASCADE,
+            seq INTEGER NOT NULL,
+            text TEXT NOT NULL,             -- one atomic claim
+            evidence TEXT NOT NULL,         -- verbatim span of the chunk
+            evidence_start INTEGER,         -- char offsets into the chunk text
+            evidence_end INTEGER,
+            entities TEXT,                  -- JSON list
+            dates TEXT,                     -- JSON list of dates / versions stated
+            language TEXT,
+            prompt_name TEXT,
+            prompt_version TEXT,
+            llm_call_id INTEGER,
+            created_at TEXT NOT NULL
+        )
+        """
+    )
+    db.execute("CREATE INDEX facts_chunk ON facts(chunk_id, seq)")
+    db.execute(
+        """
+        CREATE TABLE candidates (
+            id TEXT PRIMARY KEY,            -- deterministic hash of the inputs that made it
+            type TEXT NOT NULL,             -- single_hop | reasoning | multi_hop | comparative |
+                                            -- temporal | unanswerable | ambiguous
+            question TEXT NOT NULL,         -- as generated; never overwritten by review
+            answer TEXT NOT NULL,
+            language TEXT,
+            difficulty TEXT,                -- easy | medium | hard (measured)
+            difficulty_signals TEXT,        -- JSON object
+            chunk_ids TEXT NOT NULL,        -- JSON list, hop order, knowledge base id space
+            hops TEXT,                      -- JSON list of lists: chunk ids per hop
+            evidence TEXT,                  -- JSON list of {chunk_id, quote, start, end}
+            fact_ids TEXT,                  -- JSON list
+            seed_fact_id TEXT,              -- leakage group: variants of one fact share it
+            parent_id TEXT,                 -- candidate this one was evolved from
+            document_id TEXT,               -- document of the first chunk (filters, caps)
+            generator_model TEXT,
+            prompts TEXT,                   -- JSON {prompt name: version}
+            verification TEXT,              -- JSON list of {check, passed, reason, source, model}
+            verdict TEXT NOT NULL DEFAULT 'pending',  -- pending | passed | failed
+            rejection_reasons TEXT,         -- JSON list
+            duplicate_of TEXT,
+            -- review state: a projection of review_log, updated in the same transaction
+            status TEXT NOT NULL DEFAULT 'pending',   -- pending | accepted | rejected | skipped
+            edit_question TEXT,
+            edit_answer TEXT,
+            edit_type TEXT,
+            edit_difficulty TEXT,
+            reject_reason TEXT,
+            reject_note TEXT,
+            reviewer TEXT,
+            reviewed_at TEXT,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL
+        )
+        """
+    )
+    for col in ("status", "type", "difficulty", "verdict", "document_id", "seed_fact_id",
+                "created_at"):
+        db.execute(f"CREATE INDEX candidates_{col} ON candidates({col})")
+    db.execute(
+        """
+        CREATE TABLE review_log (           -- append-only: rows are never updated or deleted
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            candidate_id TEXT NOT NULL REFERENCES candidates(id),
+            annotator TEXT NOT NULL,
+            at TEXT NOT NULL,
+            action TEXT NOT NULL,           -- accept | reject | skip | edit | tag | untag | undo
+            reason TEXT,
+            note TEXT,
+            before TEXT,                    -- JSON: projected state before
+            after TEXT,                     -- JSON: projected state after
+            undoes INTEGER REFERENCES review_log(id),
+            batch_id TEXT                   -- set on bulk actions
+        )
+        """
+    )
+    db.execute("CREATE INDEX review_log_candidate ON review_log(candidate_id, id)")
+    db.execute("CREATE INDEX review_log_annotator ON review_log(annotator, id)")
+    db.execute(
+        """
+        CREATE TABLE candidate_tags (
+            candidate_id TEXT NOT NULL REFERENCES candidates(id),
+            tag TEXT NOT NULL,
+            PRIMARY KEY (candidate_id, tag)
+        )
+        """
+    )
+    db.execute("CREATE INDEX candidate_tags_tag ON candidate_tags(tag)")
+    db.execute(
+        """
+        CREATE TABLE stage_done (           -- idempotency ledger for generation stages
+            stage TEXT NOT NULL,
+            key TEXT NOT NULL,              -- hash of the stage's inputs and prompt version
+            done_at TEXT NOT NULL,
+            info TEXT,                      -- JSON
+            PRIMARY KEY (stage, key)
+        )
+        """
+    )
+    db.execute(
+        """
+        CREATE TABLE llm_calls (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            cache_key TEXT NOT NULL,        -- hash(base url, model, messages, params, schema)
+            job TEXT,
+            stage TEXT,
+            prompt_name TEXT,
+            prompt_version TEXT,
+            base_url TEXT,
+            model TEXT,
+            params TEXT,                    -- JSON; never headers or keys
+            messages TEXT,                  -- JSON
+            schema_name TEXT,
+            response_format TEXT,           -- json_schema | json_object | text
+            raw_response TEXT,
+            parsed TEXT,                    -- JSON
+            status TEXT NOT NULL,           -- ok | error | refusal | empty | truncated | invalid
+            error TEXT,
+            prompt_tokens INTEGER,
+            completion_tokens INTEGER,
+            latency_ms REAL,
+            cost_usd REAL,
+            attempts INTEGER,
+            created_at TEXT NOT NULL
+        )
+        """
+    )
+    db.execute("CREATE INDEX llm_calls_cache ON llm_calls(cache_key, status)")
+    db.execute("CREATE INDEX llm_calls_stage ON llm_calls(stage, status)")
+    db.execute(
+        """
+        CREATE TABLE runs (                 -- scored RAG runs
+            id TEXT PRIMARY KEY,
+            name TEXT,
+            golden_path TEXT,
+            run_path TEXT,
+            judge_model TEXT,
+            options TEXT,                   -- JSON
+            summary TEXT,                   -- JSON
+            created_at TEXT NOT NULL
+        )
+        """
+    )
+    db.execute(
+        """
+        CREATE TABLE run_items (
+            run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+            query_id TEXT NOT NULL,
+            question TEXT,
+            reference TEXT,
+            answer TEXT,
+            contexts TEXT,                  -- JSON list
+            retrieved_ids TEXT,             -- JSON list
+            metrics TEXT,                   -- JSON
+            judge TEXT,                     -- JSON: scores and reasons
+            PRIMARY KEY (run_id, query_id)
+        )
+        """
+    )
+    db.execute(
+        """
+        CREATE TABLE calibration (          -- human 1-5 scores for judge agreement
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            run_id TEXT,
+            query_id TEXT NOT NULL,
+            metric TEXT NOT NULL,           -- faithfulness | correctness
+            score INTEGER NOT NULL,
+            annotator TEXT NOT NULL,
+            source TEXT NOT NULL,           -- tui | import
+            at TEXT NOT NULL
+        )
+        """
+    )
+    db.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT)")
+
+
+def apply_migrations(store: "Store") -> None:
+    """Bring the file to the current schema; safe when several processes open it at once."""
+    if not migrations.pending(store.db):
+        return
+    with store.write():
+        migrations.apply(store.db)
+
+
+def schema_version(store: "Store") -> list[str]:
+    """Names of the applied migrations, oldest first."""
+    return [m.name for m in migrations.applied(store.db)]

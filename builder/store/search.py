@@ -1,0 +1,58 @@
+"""Lexical search over chunks with SQLite FTS5 (BM25): the baseline retriever and the pipeline's
+way to find related or conflicting chunks.
+
+User and LLM text is never passed to FTS5 as query syntax: it is split into word tokens and each
+is quoted, so `AND`, `NEAR(...)`, `*` or quotes in the text are searched as plain words.
+"""
+
+from __future__ import annotations
+
+import re
+
+from builder.store.db import Store
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+def fts_query(text: str, *, mode: str = "OR", max_terms: int = 64) -> str:
+    """Turn free text into a safe FTS5 MATCH expression of quoted terms joined by OR/AND."""
+    terms = []
+    seen = set()
+    for word in _WORD.findall(text):
+        w = word.lower()
+        if w in seen:
+            continue
+        seen.add(w)
+        terms.append('"' + w.replace('"', '""') + '"')
+        if len(terms) >= max_terms:
+            break
+    return f" {mode} ".join(terms)
+
+
+def search_chunks(
+    store: Store, text: str, k: int = 10, *, exclude_ids: list[str] | None = None,
+    document_id: str | None = None,
+) -> list[dict]:
+    """Top-k chunks for `text` by BM25 (best first). Each row: id, document_id, text, title,
+    heading_path, score (higher is better). Empty list when the text has no searchable words."""
+    query = fts_query(text)
+    if not query:
+        return []
+    where = ["chunks_fts MATCH ?"]
+    params: list = [query]
+    if exclude_ids:
+        where.append(f"c.id NOT IN ({','.join('?' * len(exclude_ids))})")
+        params.extend(exclude_ids)
+    if document_id is not None:
+        where.append("c.document_id = ?")
+        params.append(document_id)
+    params.append(k)
+    sql = f"""
+        SELECT c.id, c.document_id, c.text, c.title, c.heading_path,
+               -bm25(chunks_fts) AS score
+        FROM chunks_fts JOIN chunks c ON c.rowid = chunks_fts.rowid
+        WHERE {' AND '.join(where)}
+        ORDER BY bm25(chunks_fts), c.id
+        LIMIT ?
+    """
+    return store.query(sql, params)
