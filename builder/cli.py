@@ -57,6 +57,33 @@ class LazyGroup(click.Group):
         module_name, attr = target.split(":")
         return getattr(importlib.import_module(module_name), attr)
 
+    def main(self, args=None, prog_name=None, **extra):  # type: ignore[override]
+        """Run the group, mapping failures to one line on stderr and an exit code.
+
+        Done here rather than in the console-script function so that `CliRunner.invoke(golden)`
+        in tests sees exactly what a user sees.
+        """
+        try:
+            rv = super().main(args=args, prog_name=prog_name, standalone_mode=False, **extra)
+        except GoldenError as exc:
+            if os.environ.get("GOLDEN_DEBUG"):
+                raise
+            click.echo(f"golden: error: {exc}", err=True)
+            sys.exit(exc.exit_code)
+        except click.exceptions.Abort:
+            click.echo("golden: aborted", err=True)
+            sys.exit(130)
+        except click.exceptions.Exit as exc:
+            sys.exit(exc.exit_code)
+        except click.ClickException as exc:
+            exc.show()
+            sys.exit(2 if isinstance(exc, (click.UsageError, click.FileError)) else exc.exit_code)
+        except KeyboardInterrupt:
+            click.echo("golden: interrupted; finished work is saved, run the command again to "
+                       "resume", err=True)
+            sys.exit(130)
+        sys.exit(rv if isinstance(rv, int) else 0)
+
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="golden")
@@ -77,27 +104,8 @@ def golden(ctx: click.Context, db_path: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Entry point: run the group and map failures to one line and an exit code."""
-    try:
-        golden.main(args=argv, prog_name="golden", standalone_mode=False)
-    except GoldenError as exc:
-        if os.environ.get("GOLDEN_DEBUG"):
-            raise
-        click.echo(f"golden: error: {exc}", err=True)
-        sys.exit(exc.exit_code)
-    except click.exceptions.Abort:
-        click.echo("golden: aborted", err=True)
-        sys.exit(130)
-    except click.exceptions.Exit as exc:
-        sys.exit(exc.exit_code)
-    except click.ClickException as exc:
-        exc.show()
-        sys.exit(2 if isinstance(exc, click.UsageError) else exc.exit_code)
-    except KeyboardInterrupt:
-        click.echo("golden: interrupted; finished work is saved, run the command again to resume",
-                   err=True)
-        sys.exit(130)
-    sys.exit(0)
+    """Console-script entry point."""
+    golden.main(args=argv, prog_name="golden")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,129 @@
+"""Ingest throughput against raw tiktoken, and the cost of re-ingesting an unchanged corpus.
+
+Generates ~50 MB of Markdown (headings, paragraphs, lists, code fences, tables; fixed seed)
+in a temporary folder, then in the same process:
+  1. raw: `encode_ordinary` over every file (read included) -- the reference;
+  2. `ingest_paths` into a fresh database (read, chunk, count, write, FTS index);
+  3. `ingest_paths` again on the unchanged corpus.
+Prints MB/s, the ratio (wall clock, and CPU time, which a busy shared machine distorts less) ingest/raw (target >= 0.5), re-ingest as % of the first (target <= 10 %)
+and peak RSS. Run by hand:  python bench/bench_ingest.py [--mb 50]
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import resource
+import tempfile
+import time
+from pathlib import Path
+
+from builder.ingest.pipeline import ingest_paths
+from builder.ingest.tokens import encoding
+from builder.store import Store
+
+FILE_BYTES = 100_000
+
+
+def _vocabulary() -> list[str]:
+    """English words with their natural frequencies: the running text of Python's own
+    reference topics (shipped with the stdlib, so the corpus is the same everywhere)."""
+    import re
+
+    from pydoc_data.topics import topics
+
+    return [w.lower() for w in re.findall(r"[A-Za-z]+", " ".join(topics.values()))]
+
+
+def _sentence(rng: random.Random, words: list[str]) -> str:
+    picked = rng.choices(words, k=rng.randint(6, 24))
+    picked[0] = picked[0].capitalize()
+    if rng.random() < 0.3:
+        picked.insert(rng.randint(1, len(picked) - 1), str(rng.randint(1, 2025)))
+    if rng.random() < 0.3:
+        k = rng.randint(1, len(picked) - 1)
+        picked[k] += ","
+    return " ".join(picked) + rng.choice(".....?!")
+
+
+def _document(rng: random.Random, words: list[str]) -> str:
+    out: list[str] = [f"# {_sentence(rng, words)[:-1]}"]
+    size = 0
+    while size < FILE_BYTES:
+        r = rng.random()
+        if r < 0.10:
+            block = "#" * rng.randint(2, 3) + " " + " ".join(rng.choices(words, k=4)).title()
+        elif r < 0.16:
+            lines = [f"    {rng.choice(words)}({rng.choice(words)}, {rng.randint(0, 99)})"
+                     for _ in range(rng.randint(3, 25))]
+            block = "```python\n" + "\n".join(lines) + "\n```"
+        elif r < 0.21:
+            rows = [f"| {rng.choice(words)} | {rng.randint(1, 999)} | {_sentence(rng, words)} |"
+                    for _ in range(rng.randint(2, 15))]
+            block = "| name | value | note |\n|---|---:|---|\n" + "\n".join(rows)
+        elif r < 0.30:
+            block = "\n".join(f"- {_sentence(rng, words)}" for _ in range(rng.randint(2, 8)))
+        else:
+            block = " ".join(_sentence(rng, words) for _ in range(rng.randint(1, 8)))
+        out.append(block)
+        size += len(block) + 2
+    return "\n\n".join(out) + "\n"
+
+
+def generate(folder: Path, megabytes: float, seed: int = 7) -> int:
+    rng = random.Random(seed)
+    words = _vocabulary()
+    written = 0
+    n = 0
+    while written < megabytes * 1e6:
+        sub = folder / f"part{n // 100:02d}"
+        sub.mkdir(exist_ok=True)
+        data = _document(rng, words).encode("utf-8")
+        (sub / f"doc{n:04d}.md").write_bytes(data)
+        written += len(data)
+        n += 1
+    return written
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--mb", type=float, default=50.0)
+    args = parser.parse_args()
+    enc = encoding()  # load the BPE once, outside every timing
+    with tempfile.TemporaryDirectory() as tmp:
+        corpus = Path(tmp, "kb")
+        corpus.mkdir()
+        size = generate(corpus, args.mb)
+        mb = size / 1e6
+        files = sorted(corpus.rglob("*.md"))
+        print(f"corpus: {len(files)} files, {mb:.1f} MB")
+
+        t0, c0 = time.perf_counter(), time.process_time()
+        tokens = sum(len(enc.encode_ordinary(f.read_text("utf-8"))) for f in files)
+        raw, raw_cpu = time.perf_counter() - t0, time.process_time() - c0
+        print(f"raw tiktoken encode_ordinary: {raw:.2f} s ({raw_cpu:.2f} s CPU), "
+              f"{mb / raw:.2f} MB/s, {tokens} tokens")
+
+        store = Store(Path(tmp, "bench.db"))
+        t0, c0 = time.perf_counter(), time.process_time()
+        first = ingest_paths(store, [str(corpus)])
+        ingest, ingest_cpu = time.perf_counter() - t0, time.process_time() - c0
+        print(f"ingest: {ingest:.2f} s ({ingest_cpu:.2f} s CPU, both threads), "
+              f"{mb / ingest:.2f} MB/s, {first.documents_added} documents, "
+              f"{first.chunks_added} chunks")
+        print(f"ratio ingest/raw throughput: {raw / ingest:.2f}x wall (target >= 0.5x); "
+              f"{raw_cpu / ingest_cpu:.2f}x in CPU time")
+
+        t0 = time.perf_counter()
+        again = ingest_paths(store, [str(corpus)])
+        reingest = time.perf_counter() - t0
+        assert again.documents_unchanged == len(files) and again.chunks_added == 0
+        print(f"re-ingest unchanged: {reingest:.2f} s = {100 * reingest / ingest:.1f}% of the "
+              f"first ingest (target <= 10%)")
+        store.close()
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        print(f"peak RSS: {peak:.0f} MB")
+
+
+if __name__ == "__main__":
+    main()

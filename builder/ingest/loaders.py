@@ -1,0 +1,172 @@
+"""Read knowledge-base files into documents: one loader per format, all checks up front.
+
+Formats by extension: `.md`/`.markdown` (markdown), `.txt` (text), `.html`/`.htm` (html,
+visible text only, see `html_text`), `.jsonl` (pre-chunked records). Every check that can fail
+on user input happens here, before anything is written, and raises `InputError` naming the file
+(and line, for JSONL):
+
+- unreadable file, binary file (a NUL byte: this also catches UTF-16), empty file (nothing but
+  whitespace, or an HTML page without visible text);
+- invalid UTF-8 is NOT an error: the text is decoded with U+FFFD replacement characters and a
+  warning names the file, the line of the first bad byte and how many were replaced, because
+  losing a whole document to one stray Latin-1 byte is worse than one odd character. A UTF-8
+  byte-order mark is dropped; line endings are kept as they are, so offsets index the file's
+  own text;
+- JSONL: a line that is not a JSON object, an `id` that is not a non-empty string or integer,
+  a `text` that is not a non-empty string, a `metadata` that is not an object, or an `id`
+  repeated within the file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+
+from builder.errors import InputError
+from builder.ingest.blocks import Block
+
+FORMATS = {
+    ".md": "markdown", ".markdown": "markdown", ".txt": "text", ".html": "html",
+    ".htm": "html", ".jsonl": "jsonl",
+}
+
+
+class JsonlRecord(BaseModel):
+    """One pre-chunked record; its `id` becomes the chunk id verbatim. Unknown fields are
+    kept in the chunk's metadata."""
+
+    model_config = ConfigDict(extra="allow", strict=True)
+
+    id: str | int
+    text: str
+    source: str | None = None
+    title: str | None = None
+    metadata: dict[str, Any] | None = None
+
+    @field_validator("id")
+    @classmethod
+    def _id(cls, value: str | int) -> str:
+        if isinstance(value, bool):
+            raise ValueError("must be a string or an integer")
+        value = str(value)
+        if not value.strip():
+            raise ValueError("must not be empty")
+        return value
+
+    @field_validator("text")
+    @classmethod
+    def _text(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("must not be empty")
+        return value
+
+
+@dataclass
+class Record:
+    id: str
+    text: str
+    title: str | None
+    metadata: dict[str, Any]
+    line: int
+
+
+@dataclass
+class LoadedDocument:
+    """A document ready to chunk: `text` for files, `records` for JSONL groups."""
+
+    id: str
+    path: Path  # the file it came from (absolute)
+    display: str  # the path as the user would write it, for messages
+    format: str
+    content_hash: str
+    text: str = ""
+    records: list[Record] = field(default_factory=list)
+    title: str | None = None
+    blocks: list[Block] | None = None  # set when the format was parsed already (HTML)
+
+
+def read_text(path: Path, display: str, warn: Callable[[str], None]) -> str:
+    """The file's text (see the module docstring for the decoding policy)."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read file ({exc.strerror or exc})", path=display) from exc
+    nul = data.find(b"\x00")
+    if nul != -1:
+        raise InputError(f"binary file (NUL byte at offset {nul}); save it as UTF-8 text",
+                         path=display)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        text = data.decode("utf-8", errors="replace")
+        bad = text.count("\ufffd") - data.decode("utf-8", errors="ignore").count("\ufffd")
+        warn(f"{display}:{line}: invalid UTF-8; {bad} bad byte sequence(s) replaced with U+FFFD")
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    if not text.strip():
+        raise InputError("file is empty", path=display)
+    return text
+
+
+def text_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def load_file(path: Path, doc_id: str, display: str, fmt: str,
+              warn: Callable[[str], None]) -> list[LoadedDocument]:
+    """The document(s) in one file: one for markdown/text/html, one per source for JSONL.
+
+    HTML is decoded and hashed here but its visible text is extracted only when the document
+    has to be (re)chunked, so unchanged pages cost a read and a hash."""
+    text = read_text(path, display, warn)
+    if fmt == "jsonl":
+        return _jsonl_documents(text, path, doc_id, display)
+    return [LoadedDocument(doc_id, path, display, fmt, text_hash(text), text=text)]
+
+
+def _jsonl_documents(text: str, path: Path, doc_id: str, display: str) -> list[LoadedDocument]:
+    groups: dict[str, list[Record]] = {}
+    first_line: dict[str, int] = {}
+    for number, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            raw = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"not valid JSON ({exc.msg})", path=display, line=number) from exc
+        if not isinstance(raw, dict):
+            raise InputError("expected a JSON object with \"id\" and \"text\"", path=display,
+                             line=number)
+        try:
+            rec = JsonlRecord.model_validate(raw)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            where = ".".join(str(p) for p in err["loc"]) or "record"
+            kind = "missing" if err["type"] == "missing" else err["msg"].removeprefix(
+                "Value error, ").lower()
+            raise InputError(f"field \"{where}\": {kind}", path=display, line=number) from None
+        if rec.id in first_line:
+            raise InputError(f"duplicate chunk id {rec.id!r} (first on line "
+                             f"{first_line[rec.id]})", path=display, line=number)
+        first_line[rec.id] = number
+        metadata = dict(rec.metadata or {})
+        metadata.update(rec.model_extra or {})
+        groups.setdefault(rec.source or doc_id, []).append(
+            Record(rec.id, rec.text, rec.title, metadata, number))
+    if not groups:
+        raise InputError("file is empty (no records)", path=display)
+    docs = []
+    for source, records in groups.items():
+        canonical = json.dumps(
+            [[r.id, r.text, r.title, r.metadata] for r in records], ensure_ascii=False,
+            sort_keys=True)
+        title = next((r.title for r in records if r.title), None) or source
+        docs.append(LoadedDocument(source, path, display, "jsonl", text_hash(canonical),
+                                   records=records, title=title))
+    return docs

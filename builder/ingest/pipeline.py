@@ -1,0 +1,311 @@
+"""`ingest_paths`: bring the store in line with the files under the given paths.
+
+All or nothing for bad input: every file is read, decoded and (JSONL) validated, and every
+conflict checked, BEFORE the first write. The first problem raises `InputError` (one line naming
+the file and line; the CLI exits 2) and the database is left exactly as it was. Only then are
+documents written, each in its own transaction (`save_document` / `delete_document`), so other
+processes (a review UI) never wait long for the lock, and an interrupted run leaves whole
+documents: running it again finishes the job.
+
+Idempotent and incremental:
+- unchanged document (same content hash, same chunking settings, same file): skipped without
+  being parsed or chunked, so re-ingesting an unchanged corpus costs a read and a hash per file;
+- changed document: re-chunked; chunks whose id is unchanged keep their rows (and facts);
+- document whose file is gone from a folder given on the command line: removed with its chunks
+  (documents ingested from elsewhere are never touched). Files skipped by --include/--exclude
+  but still on disk are kept. A JSONL file that no longer has a `source` removes that document.
+
+Chunk ids: a file's chunks get `<document id>#<first 12 hex of sha256(chunk text)>` (with `-2`,
+`-3`... for repeated identical text in one document), stable across runs; JSONL records keep
+their own `id` verbatim. A chunk id used by two documents is an input error.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import queue
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from builder.errors import InputError
+from builder.ingest.blocks import markdown_blocks, text_blocks
+from builder.ingest.chunker import chunk_blocks
+from builder.ingest.discover import discover
+from builder.ingest.html_text import html_to_text
+from builder.ingest.language import detect_language
+from builder.ingest.loaders import LoadedDocument, load_file
+from builder.ingest.tokens import encoding
+from builder.store import Store
+from builder.store.documents import (
+    chunk_owners, delete_document, document_index, save_document,
+)
+
+CHUNKER_VERSION = 1
+
+
+@dataclass
+class IngestReport:
+    """What one `golden ingest` changed."""
+
+    files: int = 0
+    documents_added: int = 0
+    documents_unchanged: int = 0
+    documents_replaced: int = 0
+    documents_removed: int = 0
+    chunks_added: int = 0
+    chunks_kept: int = 0
+    chunks_removed: int = 0
+    skipped: dict[str, int] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+    def lines(self) -> list[str]:
+        """Human summary, one fact per line."""
+        out = [
+            f"files: {self.files} read"
+            + (", skipped " + ", ".join(f"{n} {why}" for why, n in sorted(self.skipped.items()))
+               if self.skipped else ""),
+            f"documents: {self.documents_added} added, {self.documents_unchanged} unchanged, "
+            f"{self.documents_replaced} replaced, {self.documents_removed} removed",
+            f"chunks: {self.chunks_added} added, {self.chunks_kept} kept, "
+            f"{self.chunks_removed} removed",
+        ]
+        return out
+
+
+def chunking_signature(chunk_tokens: int, overlap: int) -> str:
+    return f"v{CHUNKER_VERSION}/{chunk_tokens}/{overlap}"
+
+
+def ingest_paths(
+    store: Store, paths: list[str], *, include: tuple[str, ...] = (),
+    exclude: tuple[str, ...] = (), chunk_tokens: int = 400, overlap: int = 50,
+    warn: Callable[[str], None] | None = None,
+) -> IngestReport:
+    """Ingest files and folders into `store` (see the module docstring for the guarantees).
+
+    `warn` receives one line per warning (e.g. invalid UTF-8 replaced); warnings are also
+    listed in the report. Raises InputError for bad input, with nothing written."""
+    if chunk_tokens < 16:
+        raise InputError(f"--chunk-tokens must be at least 16 (got {chunk_tokens})")
+    if not 0 <= overlap <= chunk_tokens // 2:
+        raise InputError(f"--overlap must be between 0 and half of --chunk-tokens "
+                         f"({chunk_tokens // 2}), got {overlap}")
+    report = IngestReport()
+
+    def on_warning(message: str) -> None:
+        report.warnings.append(message)
+        if warn is not None:
+            warn(message)
+
+    found = discover(paths, include, exclude)
+    report.skipped = found.skipped
+    report.files = len(found.files)
+    signature = chunking_signature(chunk_tokens, overlap)
+    known = document_index(store)
+
+    # 1. Read and check everything; decide what changes. Nothing is written yet.
+    seen: dict[str, LoadedDocument] = {}
+    todo: list[LoadedDocument] = []
+    jsonl_files: set[Path] = set()
+    for src in found.files:
+        for doc in load_file(src.path, src.doc_id, src.display, src.format, on_warning):
+            other = seen.get(doc.id)
+            if other is not None:
+                raise InputError(f"document id {doc.id!r} also comes from {other.display}; "
+                                 f"ingest their common parent folder instead", path=doc.display)
+            seen[doc.id] = doc
+            old = known.get(doc.id)
+            if old is not None and old["path"] != str(doc.path) and Path(old["path"]).exists():
+                raise InputError(f"document id {doc.id!r} is already ingested from "
+                                 f"{old['path']}", path=doc.display)
+            expected = signature if doc.format != "jsonl" else "jsonl"
+            if (old is not None and old["content_hash"] == doc.content_hash
+                    and old["path"] == str(doc.path)
+                    and (old["metadata"] or {}).get("chunking") == expected):
+                report.documents_unchanged += 1
+                continue
+            if doc.format == "html":
+                _extract_html(doc)
+            todo.append(doc)
+        if src.format == "jsonl":
+            jsonl_files.add(src.path)
+
+    removals = sorted(
+        doc_id for doc_id, row in known.items()
+        if doc_id not in seen and (
+            Path(row["path"]) in jsonl_files
+            or (any(_is_under(row["path"], root) for root in found.roots)
+                and not Path(row["path"]).exists()))
+    )
+    rewritten = {d.id for d in todo} | set(removals)
+    _check_custom_ids(store, todo, rewritten)
+
+    # 2. Write: removals first (they may free ids), then one transaction per document.
+    for doc_id in removals:
+        report.chunks_removed += delete_document(store, doc_id)
+        report.documents_removed += 1
+    with _Writer(store, report) as writer:
+        for doc in todo:
+            row, chunks = _build(doc, chunk_tokens, overlap, signature)
+            writer.put(row, chunks, claim_ids=doc.format == "jsonl", replaced=doc.id in known)
+    return report
+
+
+class _Writer:
+    """Writes documents on a second thread while the next one is being chunked.
+
+    tiktoken and sqlite3 both release the GIL while they work, so on two cores chunking and
+    FTS indexing overlap instead of adding up. Documents are still written one transaction
+    each, in order; the queue is short, so memory stays bounded. A write error is re-raised
+    in the caller; on an interrupt the document being written finishes and the rest is
+    dropped (the next run picks it up)."""
+
+    def __init__(self, store: Store, report: IngestReport):
+        self.store = store
+        self.report = report
+        self.queue: queue.Queue = queue.Queue(maxsize=4)
+        self.error: BaseException | None = None
+        self.thread = threading.Thread(target=self._run, name="golden-ingest-writer",
+                                       daemon=True)
+
+    def __enter__(self) -> "_Writer":
+        self.thread.start()
+        return self
+
+    def put(self, row: dict, chunks: list[dict], *, claim_ids: bool, replaced: bool) -> None:
+        if self.error is not None:
+            raise self.error
+        self.queue.put((row, chunks, claim_ids, replaced))
+
+    def _run(self) -> None:
+        report = self.report
+        while True:
+            item = self.queue.get()
+            if item is None or self.error is not None:
+                return
+            row, chunks, claim_ids, replaced = item
+            try:
+                changes = save_document(self.store, row, chunks, claim_ids=claim_ids)
+            except BaseException as exc:  # re-raised in the caller's thread
+                self.error = exc
+                return
+            report.chunks_added += changes.added
+            report.chunks_kept += changes.kept
+            report.chunks_removed += changes.removed
+            if replaced:
+                report.documents_replaced += 1
+            else:
+                report.documents_added += 1
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is not None and self.error is None:
+            self.error = exc or RuntimeError("stopped")  # the writer drops what is queued
+        while self.thread.is_alive():
+            try:
+                self.queue.put(None, timeout=0.1)
+                break
+            except queue.Full:
+                continue
+        self.thread.join()
+        if exc_type is None and self.error is not None:
+            raise self.error
+
+
+def _is_under(path: str, root: Path) -> bool:
+    return path.startswith(str(root).rstrip("/") + "/")
+
+
+def _extract_html(doc: LoadedDocument) -> None:
+    text, blocks, title = html_to_text(doc.text)
+    if not text.strip():
+        raise InputError("no visible text in this HTML page", path=doc.display)
+    doc.text, doc.title, doc.blocks = text, title or None, blocks
+
+
+def _check_custom_ids(store: Store, todo: list[LoadedDocument], rewritten: set[str]) -> None:
+    """A JSONL id may not name a chunk of another document, in this run or already stored
+    (unless that document is being rewritten or removed in this run)."""
+    owner_in_run: dict[str, LoadedDocument] = {}
+    for doc in todo:
+        for rec in doc.records:
+            other = owner_in_run.get(rec.id)
+            if other is not None and other.id != doc.id:
+                raise InputError(f"duplicate chunk id {rec.id!r}: also used by document "
+                                 f"{other.id!r} ({other.display})", path=doc.display,
+                                 line=rec.line)
+            owner_in_run[rec.id] = doc
+    for chunk_id, owner in chunk_owners(store, owner_in_run).items():
+        doc = owner_in_run[chunk_id]
+        if owner != doc.id and owner not in rewritten:
+            line = next(r.line for r in doc.records if r.id == chunk_id)
+            raise InputError(f"duplicate chunk id {chunk_id!r}: already used by document "
+                             f"{owner!r}", path=doc.display, line=line)
+
+
+def _title(doc: LoadedDocument, blocks) -> str:
+    if doc.title:
+        return doc.title
+    headings = [b for b in blocks if b.kind == "heading"]
+    h1 = next((b.heading for b in headings if b.level == 1), None)
+    return h1 or (headings[0].heading if headings else Path(doc.id).stem)
+
+
+def _build(doc: LoadedDocument, chunk_tokens: int, overlap: int,
+           signature: str) -> tuple[dict, list[dict]]:
+    """The documents row and chunk rows of one document (chunking happens here)."""
+    if doc.format == "jsonl":
+        return _build_jsonl(doc)
+    if doc.blocks is not None:
+        blocks = doc.blocks
+    elif doc.format == "markdown":
+        blocks = markdown_blocks(doc.text)
+    else:
+        blocks = text_blocks(doc.text)
+    title = _title(doc, blocks)
+    chunking = chunk_blocks(doc.text, blocks, chunk_tokens=chunk_tokens, overlap=overlap)
+    ids: set[str] = set()
+    chunks = []
+    for seq, piece in enumerate(chunking.chunks):
+        base = f"{doc.id}#{hashlib.sha256(piece.text.encode('utf-8')).hexdigest()[:12]}"
+        chunk_id, n = base, 1
+        while chunk_id in ids:
+            n += 1
+            chunk_id = f"{base}-{n}"
+        ids.add(chunk_id)
+        chunks.append({
+            "id": chunk_id, "seq": seq, "text": piece.text, "title": title,
+            "heading_path": piece.heading_path, "char_start": piece.char_start,
+            "char_end": piece.char_end, "n_tokens": piece.n_tokens,
+            "language": detect_language(piece.text), "metadata": None,
+        })
+    row = {
+        "id": doc.id, "path": str(doc.path), "title": title, "format": doc.format,
+        "content_hash": doc.content_hash, "n_chars": len(doc.text),
+        "n_tokens": chunking.n_tokens, "language": detect_language(doc.text),
+        "metadata": {"chunking": signature},
+    }
+    return row, chunks
+
+
+def _build_jsonl(doc: LoadedDocument) -> tuple[dict, list[dict]]:
+    encode = encoding().encode_ordinary
+    chunks = []
+    total_tokens = total_chars = 0
+    for seq, rec in enumerate(doc.records):
+        n = len(encode(rec.text))
+        total_tokens += n
+        total_chars += len(rec.text)
+        chunks.append({
+            "id": rec.id, "seq": seq, "text": rec.text, "title": rec.title or doc.title,
+            "heading_path": [], "char_start": None, "char_end": None, "n_tokens": n,
+            "language": detect_language(rec.text), "metadata": rec.metadata or None,
+        })
+    row = {
+        "id": doc.id, "path": str(doc.path), "title": doc.title, "format": "jsonl",
+        "content_hash": doc.content_hash, "n_chars": total_chars, "n_tokens": total_tokens,
+        "language": detect_language(" ".join(r.text for r in doc.records[:50])),
+        "metadata": {"chunking": "jsonl", "source_file": doc.display},
+    }
+    return row, chunks

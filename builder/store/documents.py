@@ -1,0 +1,221 @@
+"""Documents and chunks: every SQL statement that reads or writes them (and `golden stats`).
+
+Write guarantees:
+- `save_document` replaces one document and its chunks in ONE transaction: either the new
+  version is fully there or the old one is untouched. Chunks whose id survives keep their row
+  (and so their facts); only vanished chunks are deleted, which cascades to their facts.
+- `delete_document` removes a document and its chunks in one transaction.
+The FTS index (`chunks_fts`) follows through the triggers created in migration m001.
+
+Read helpers return plain dicts with JSON columns decoded: `heading_path` a list of strings,
+`metadata` a dict (or None).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from builder.store.db import Store
+from builder.store.timeutil import utcnow
+
+_BATCH = 500
+_CHUNK_COLUMNS = ("id", "document_id", "seq", "text", "title", "heading_path", "char_start",
+                  "char_end", "n_tokens", "language", "metadata")
+
+
+@dataclass
+class ChunkChanges:
+    added: int = 0
+    kept: int = 0
+    removed: int = 0
+
+
+def _dumps(value: Any) -> str | None:
+    if value is None:
+        return None
+    return json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+def _decode(row: dict) -> dict:
+    for key in ("heading_path", "metadata"):
+        if row.get(key) is not None:
+            row[key] = json.loads(row[key])
+    return row
+
+
+def _batches(items: list, size: int = _BATCH) -> Iterable[list]:
+    for k in range(0, len(items), size):
+        yield items[k:k + size]
+
+
+# -- ingest ---------------------------------------------------------------------------------
+
+def document_index(store: Store) -> dict[str, dict]:
+    """id -> {path, content_hash, metadata} for every document: what re-ingest compares."""
+    rows = store.query("SELECT id, path, content_hash, metadata FROM documents")
+    return {r["id"]: _decode(r) for r in rows}
+
+
+def chunk_owners(store: Store, ids: Iterable[str]) -> dict[str, str]:
+    """chunk id -> document id, for those of `ids` that exist."""
+    owners: dict[str, str] = {}
+    for batch in _batches(list(ids)):
+        sql = f"SELECT id, document_id FROM chunks WHERE id IN ({','.join('?' * len(batch))})"
+        owners.update(store.conn.execute(sql, batch).fetchall())
+    return owners
+
+
+def save_document(store: Store, document: dict, chunks: list[dict], *,
+                  claim_ids: bool = False) -> ChunkChanges:
+    """Insert or replace `document` (a documents row as a dict, `metadata` as a dict) and make
+    its chunks exactly `chunks` (dicts with the chunks columns except document_id; JSON columns
+    as Python values). `claim_ids`: first delete chunks of OTHER documents that hold one of
+    these ids (the caller has checked those documents are being rewritten in the same run).
+    One transaction; returns how many chunks were added, kept and removed."""
+    doc_id = document["id"]
+    now = utcnow()
+    rows = [
+        (c["id"], doc_id, c["seq"], c["text"], c.get("title"), _dumps(c.get("heading_path")),
+         c.get("char_start"), c.get("char_end"), c["n_tokens"], c.get("language"),
+         _dumps(c.get("metadata")))
+        for c in chunks
+    ]
+    changes = ChunkChanges()
+    with store.write():
+        conn = store.conn
+        conn.execute(
+            """
+            INSERT INTO documents (id, path, title, format, content_hash, n_chars, n_tokens,
+                                   language, metadata, ingested_at, updated_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT(id) DO UPDATE SET
+                path = excluded.path, title = excluded.title, format = excluded.format,
+                content_hash = excluded.content_hash, n_chars = excluded.n_chars,
+                n_tokens = excluded.n_tokens, language = excluded.language,
+                metadata = excluded.metadata, updated_at = excluded.updated_at
+            """,
+            (doc_id, document["path"], document.get("title"), document["format"],
+             document["content_hash"], document["n_chars"], document["n_tokens"],
+             document.get("language"), _dumps(document.get("metadata")), now, now),
+        )
+        existing = {
+            row[0]: row
+            for row in conn.execute(
+                f"SELECT {', '.join(_CHUNK_COLUMNS)} FROM chunks WHERE document_id = ?",
+                (doc_id,))
+        }
+        new_ids = [r[0] for r in rows]
+        wanted = set(new_ids)
+        gone = [cid for cid in existing if cid not in wanted]
+        for batch in _batches(gone):
+            conn.execute(f"DELETE FROM chunks WHERE id IN ({','.join('?' * len(batch))})", batch)
+        if claim_ids:
+            for batch in _batches(new_ids):
+                conn.execute(
+                    f"DELETE FROM chunks WHERE document_id != ? AND id IN "
+                    f"({','.join('?' * len(batch))})", [doc_id, *batch])
+        inserts = [r for r in rows if r[0] not in existing]
+        updates = [r[2:] + (r[0],) for r in rows if r[0] in existing and existing[r[0]] != r]
+        conn.executemany(
+            f"INSERT INTO chunks ({', '.join(_CHUNK_COLUMNS)}) "
+            f"VALUES ({', '.join('?' * len(_CHUNK_COLUMNS))})", inserts)
+        conn.executemany(
+            "UPDATE chunks SET " + ", ".join(f"{c} = ?" for c in _CHUNK_COLUMNS[2:])
+            + " WHERE id = ?", updates)
+        changes.added, changes.removed = len(inserts), len(gone)
+        changes.kept = len(rows) - len(inserts)
+    return changes
+
+
+def delete_document(store: Store, document_id: str) -> int:
+    """Remove a document and its chunks (their facts cascade); returns the chunks removed."""
+    with store.write():
+        removed = store.conn.execute("DELETE FROM chunks WHERE document_id = ?",
+                                     (document_id,)).rowcount
+        store.conn.execute("DELETE FROM documents WHERE id = ?", (document_id,))
+    return removed
+
+
+# -- reads for the rest of golden -----------------------------------------------------------
+
+def list_documents(store: Store) -> list[dict]:
+    """All documents, sorted by id."""
+    return [_decode(r) for r in store.query("SELECT * FROM documents ORDER BY id")]
+
+
+def get_document(store: Store, document_id: str) -> dict | None:
+    rows = store.query("SELECT * FROM documents WHERE id = ?", (document_id,))
+    return _decode(rows[0]) if rows else None
+
+
+def get_chunk(store: Store, chunk_id: str) -> dict | None:
+    rows = store.query("SELECT * FROM chunks WHERE id = ?", (chunk_id,))
+    return _decode(rows[0]) if rows else None
+
+
+def get_chunks(store: Store, chunk_ids: list[str]) -> list[dict]:
+    """The chunks with these ids, in the order given (ids that do not exist are left out)."""
+    found: dict[str, dict] = {}
+    for batch in _batches(list(dict.fromkeys(chunk_ids))):
+        sql = f"SELECT * FROM chunks WHERE id IN ({','.join('?' * len(batch))})"
+        for row in store.query(sql, batch):
+            found[row["id"]] = _decode(row)
+    return [found[i] for i in chunk_ids if i in found]
+
+
+def list_chunks(store: Store, document_id: str | None = None, *, limit: int | None = None,
+                offset: int = 0) -> list[dict]:
+    """Chunks in document order (document id, then seq), optionally of one document, paged."""
+    where, params = "", []
+    if document_id is not None:
+        where, params = "WHERE document_id = ?", [document_id]
+    sql = f"SELECT * FROM chunks {where} ORDER BY document_id, seq LIMIT ? OFFSET ?"
+    return [_decode(r) for r in store.query(sql, [*params, -1 if limit is None else limit,
+                                                   offset])]
+
+
+def count_chunks(store: Store) -> int:
+    return store.conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
+
+
+# -- golden stats ---------------------------------------------------------------------------
+
+def document_summaries(store: Store) -> list[dict]:
+    """Per document, sorted by id: id, title, format, language, n_tokens (of the document
+    text), chunks (count) and chunk_tokens (sum over chunks, overlaps counted twice)."""
+    return store.query(
+        """
+        SELECT d.id, d.title, d.format, d.language, d.n_tokens,
+               COUNT(c.id) AS chunks, COALESCE(SUM(c.n_tokens), 0) AS chunk_tokens
+        FROM documents d LEFT JOIN chunks c ON c.document_id = d.id
+        GROUP BY d.id ORDER BY d.id
+        """
+    )
+
+
+def pipeline_counts(store: Store, *, top_errors: int = 5) -> dict:
+    """Counts past ingest, read-only: facts; candidates by verdict and by review status;
+    llm_calls by status and the most frequent error messages (first 120 characters)."""
+
+    def grouped(sql: str) -> dict[str, int]:
+        return {str(k): n for k, n in store.conn.execute(sql).fetchall()}
+
+    return {
+        "facts": store.conn.execute("SELECT COUNT(*) FROM facts").fetchone()[0],
+        "candidates_by_verdict": grouped(
+            "SELECT verdict, COUNT(*) FROM candidates GROUP BY verdict ORDER BY verdict"),
+        "candidates_by_status": grouped(
+            "SELECT status, COUNT(*) FROM candidates GROUP BY status ORDER BY status"),
+        "llm_calls_by_status": grouped(
+            "SELECT status, COUNT(*) FROM llm_calls GROUP BY status ORDER BY status"),
+        "llm_top_errors": store.query(
+            """
+            SELECT COALESCE(substr(error, 1, 120), '(' || status || ', no message)') AS reason,
+                   COUNT(*) AS n
+            FROM llm_calls WHERE status != 'ok'
+            GROUP BY reason ORDER BY n DESC, reason LIMIT ?
+            """, (top_errors,)),
+    }
