@@ -1,0 +1,330 @@
+"""Reading what `golden score` is given: golden JSONL, run JSONL, TREC qrels and TREC runs.
+
+Every reader validates each line with a pydantic model and raises `InputError` naming the
+file and line for anything malformed: bad JSON, a missing field, unknown or duplicate query
+ids, a docno twice in one ranking (trec_eval refuses these too; `dedupe=True` keeps the
+first, best-ranked occurrence instead), an empty file, relevance that is not an integer.
+
+Golden files come in two formats, told apart per line:
+- native (golden's export): `id`, `query`, `expected_answer`, `relevant_chunk_ids`, `type`,
+  `difficulty`, optional `relevance` ({chunk id: grade}) for graded judgments; other fields
+  are kept but unused.
+- seed: `query`, `expectedAnswer`, `relevantChunkIds`, `intent` and no id. Such items get
+  the id `q-<first 12 hex of sha1(query)>` and a run names them by `query` text instead.
+
+Run JSONL rankings are the `retrieved_ids` list order; `scores`, when given, are kept for the
+report but never re-sort the list. TREC runs are read as {docno: score} per query and ranked
+by `retrieval` as trec_eval does (score descending, then docno descending; rank column
+ignored).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from builder.errors import InputError
+
+UNANSWERABLE = "unanswerable"
+
+
+class NativeGoldenRecord(BaseModel):
+    """One line of golden's own export (see builder/schemas/native.schema.json)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    id: str = Field(min_length=1)
+    query: str = Field(min_length=1)
+    expected_answer: str = ""
+    relevant_chunk_ids: list[str] = Field(default_factory=list)
+    type: str = "unknown"
+    difficulty: str | None = None
+    relevance: dict[str, int] | None = None
+
+
+class SeedGoldenRecord(BaseModel):
+    """One line of the seed format: no id, matched to the run by query text."""
+
+    model_config = ConfigDict(extra="allow")
+
+    query: str = Field(min_length=1)
+    expectedAnswer: str = ""
+    relevantChunkIds: list[str] = Field(default_factory=list)
+    intent: str | None = None
+
+
+class RunRecord(BaseModel):
+    """One line of a run file (builder/schemas/run.schema.json)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    query_id: str | None = None
+    query: str | None = None
+    retrieved_ids: list[str]
+    scores: list[float] | None = None
+    contexts: list[str] | None = None
+    answer: str | None = None
+    latency_ms: float | None = Field(default=None, ge=0)
+    prompt_tokens: int | None = Field(default=None, ge=0)
+    completion_tokens: int | None = Field(default=None, ge=0)
+    cost: float | None = Field(default=None, ge=0)
+
+    @field_validator("retrieved_ids")
+    @classmethod
+    def _ids_are_strings(cls, ids: list[str]) -> list[str]:
+        if any(not isinstance(i, str) or not i for i in ids):
+            raise ValueError("retrieved_ids must be non-empty strings")
+        return ids
+
+
+@dataclass
+class GoldenItem:
+    """A golden question as the scorer sees it, whatever its file format."""
+
+    id: str
+    query: str
+    reference: str
+    relevance: dict[str, int]         # chunk id -> grade (1 when the file has plain ids)
+    type: str
+    difficulty: str
+    line: int
+    seed: bool = False
+
+    @property
+    def answerable(self) -> bool:
+        """Unanswerable items (type unanswerable or no relevant ids) skip retrieval metrics."""
+        return self.type != UNANSWERABLE and any(g > 0 for g in self.relevance.values())
+
+
+@dataclass
+class GoldenSet:
+    path: str
+    items: dict[str, GoldenItem]                      # by id, file order
+    by_query: dict[str, str] = field(default_factory=dict)  # normalised query text -> id
+
+    def judgments(self) -> dict[str, dict[str, int]]:
+        """The qrels of the answerable items (what retrieval metrics are computed against)."""
+        return {i.id: i.relevance for i in self.items.values() if i.answerable}
+
+
+@dataclass
+class RunItem:
+    query_id: str
+    ranking: list[str]
+    record: RunRecord
+    line: int
+
+
+def seed_id(query: str) -> str:
+    """Stable id of a seed-format item: reordering the file keeps it."""
+    return "q-" + hashlib.sha1(normalise_query(query).encode("utf-8")).hexdigest()[:12]
+
+
+def normalise_query(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _lines(path: str | Path) -> Iterator[tuple[int, str]]:
+    """Non-blank lines with 1-based numbers; a missing or undecodable file is an InputError."""
+    p = Path(path)
+    try:
+        with p.open(encoding="utf-8") as fh:
+            for n, line in enumerate(fh, 1):
+                if line.strip():
+                    yield n, line
+    except FileNotFoundError:
+        raise InputError("file not found", path=str(path)) from None
+    except IsADirectoryError:
+        raise InputError("is a folder, expected a file", path=str(path)) from None
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not UTF-8 text ({exc.reason})", path=str(path)) from None
+    except OSError as exc:
+        raise InputError(f"cannot read ({exc.strerror})", path=str(path)) from None
+
+
+def _json_object(text: str, path: str, line: int) -> dict[str, Any]:
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"malformed JSON ({exc.msg} at column {exc.colno})", path=path,
+                         line=line) from None
+    if not isinstance(obj, dict):
+        raise InputError("expected a JSON object on each line", path=path, line=line)
+    return obj
+
+
+def _validation_message(exc: ValidationError) -> str:
+    err = exc.errors()[0]
+    where = ".".join(str(p) for p in err["loc"]) or "record"
+    return f"{where}: {err['msg']}"
+
+
+def read_golden(path: str | Path) -> GoldenSet:
+    """Load a golden JSONL file (native or seed lines) into a `GoldenSet`."""
+    spath = str(path)
+    golden = GoldenSet(path=spath, items={})
+    for n, text in _lines(path):
+        obj = _json_object(text, spath, n)
+        try:
+            if "id" not in obj and ("expectedAnswer" in obj or "relevantChunkIds" in obj
+                                    or "intent" in obj):
+                item = _from_seed(SeedGoldenRecord.model_validate(obj), n)
+            else:
+                item = _from_native(NativeGoldenRecord.model_validate(obj), n)
+        except ValidationError as exc:
+            raise InputError(_validation_message(exc), path=spath, line=n) from None
+        if item.id in golden.items:
+            what = "query text" if item.seed else "id"
+            raise InputError(f"duplicate {what} {item.id!r} (first on line "
+                             f"{golden.items[item.id].line})", path=spath, line=n)
+        golden.items[item.id] = item
+        golden.by_query.setdefault(normalise_query(item.query), item.id)
+    if not golden.items:
+        raise InputError("no golden items (the file is empty)", path=spath)
+    return golden
+
+
+def _from_native(rec: NativeGoldenRecord, line: int) -> GoldenItem:
+    relevance = {cid: 1 for cid in rec.relevant_chunk_ids}
+    if rec.relevance:
+        relevance.update(rec.relevance)
+    return GoldenItem(
+        id=rec.id, query=rec.query, reference=rec.expected_answer, relevance=relevance,
+        type=rec.type or "unknown", difficulty=rec.difficulty or "unknown", line=line,
+    )
+
+
+def _from_seed(rec: SeedGoldenRecord, line: int) -> GoldenItem:
+    intent = (rec.intent or "unknown").strip() or "unknown"
+    return GoldenItem(
+        id=seed_id(rec.query), query=rec.query, reference=rec.expectedAnswer,
+        relevance={cid: 1 for cid in rec.relevantChunkIds}, type=intent,
+        difficulty="unknown", line=line, seed=True,
+    )
+
+
+def read_run(path: str | Path, golden: GoldenSet, *, dedupe: bool = False) -> dict[str, RunItem]:
+    """Load a run JSONL file, matching each line to a golden item by `query_id` (or by `query`
+    text). Unknown or repeated queries, and a docno twice in one ranking, are InputErrors."""
+    spath = str(path)
+    items: dict[str, RunItem] = {}
+    for n, text in _lines(path):
+        obj = _json_object(text, spath, n)
+        try:
+            rec = RunRecord.model_validate(obj)
+        except ValidationError as exc:
+            raise InputError(_validation_message(exc), path=spath, line=n) from None
+        qid = _match_query(rec, golden, spath, n)
+        if qid in items:
+            raise InputError(f"duplicate query {qid!r} (first on line {items[qid].line})",
+                             path=spath, line=n)
+        if rec.scores is not None and len(rec.scores) != len(rec.retrieved_ids):
+            raise InputError(f"scores has {len(rec.scores)} values for "
+                             f"{len(rec.retrieved_ids)} retrieved_ids", path=spath, line=n)
+        ranking = _unique(rec.retrieved_ids, dedupe, spath, n)
+        items[qid] = RunItem(query_id=qid, ranking=ranking, record=rec, line=n)
+    if not items:
+        raise InputError("the run is empty (no lines)", path=spath)
+    return items
+
+
+def _match_query(rec: RunRecord, golden: GoldenSet, path: str, line: int) -> str:
+    if rec.query_id is not None:
+        if rec.query_id not in golden.items:
+            raise InputError(f"query_id {rec.query_id!r} is not in the golden file {golden.path}",
+                             path=path, line=line)
+        return rec.query_id
+    if rec.query is not None:
+        qid = golden.by_query.get(normalise_query(rec.query))
+        if qid is None:
+            raise InputError(f"query {rec.query[:60]!r} is not in the golden file {golden.path}",
+                             path=path, line=line)
+        return qid
+    raise InputError("each line needs query_id (or query, for golden files without ids)",
+                     path=path, line=line)
+
+
+def _unique(ids: list[str], dedupe: bool, path: str, line: int) -> list[str]:
+    seen: set[str] = set()
+    out: list[str] = []
+    for docno in ids:
+        if docno in seen:
+            if not dedupe:
+                raise InputError(f"{docno!r} appears twice in retrieved_ids (trec_eval refuses "
+                                 "duplicate docs; --dedupe keeps the first)", path=path, line=line)
+            continue
+        seen.add(docno)
+        out.append(docno)
+    return out
+
+
+def _parse_int(text: str, what: str, path: str, line: int) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise InputError(f"{what} {text!r} is not an integer", path=path, line=line) from None
+
+
+def read_qrels(path: str | Path) -> dict[str, dict[str, int]]:
+    """TREC qrels (`qid iter docno rel` per line) -> {qid: {docno: rel}}, qids sorted as
+    trec_eval orders them. A docno judged twice for one query is an InputError."""
+    spath = str(path)
+    qrels: dict[str, dict[str, int]] = {}
+    for n, text in _lines(path):
+        if text.lstrip().startswith("#"):
+            continue
+        parts = text.split()
+        if len(parts) != 4:
+            raise InputError(f"expected 'qid iter docno rel', got {len(parts)} fields",
+                             path=spath, line=n)
+        qid, _, docno, rel_text = parts
+        rel = _parse_int(rel_text, "relevance", spath, n)
+        judged = qrels.setdefault(qid, {})
+        if docno in judged:
+            raise InputError(f"{docno!r} judged twice for query {qid!r}", path=spath, line=n)
+        judged[docno] = rel
+    if not qrels:
+        raise InputError("no judgments (the file is empty)", path=spath)
+    return dict(sorted(qrels.items()))
+
+
+def read_trec_run(path: str | Path, *, dedupe: bool = False) -> dict[str, dict[str, float]]:
+    """TREC run (`qid Q0 docno rank score tag [ignored...]`) -> {qid: {docno: score}}; the
+    rank column is ignored (`retrieval` ranks by score, as trec_eval does).
+    A docno twice for one query is an InputError unless `dedupe` (keeps the highest score)."""
+    spath = str(path)
+    scored: dict[str, dict[str, float]] = {}
+    for n, text in _lines(path):
+        if text.lstrip().startswith("#"):
+            continue
+        parts = text.split()
+        if len(parts) < 6:
+            raise InputError(f"expected 'qid Q0 docno rank score tag', got {len(parts)} fields",
+                             path=spath, line=n)
+        qid, _, docno, _, score_text = parts[:5]
+        try:
+            score = float(score_text)
+            if math.isnan(score):
+                raise ValueError
+        except ValueError:
+            raise InputError(f"score {score_text!r} is not a number", path=spath,
+                             line=n) from None
+        docs = scored.setdefault(qid, {})
+        if docno in docs:
+            if not dedupe:
+                raise InputError(f"{docno!r} retrieved twice for query {qid!r} (trec_eval "
+                                 "refuses duplicate docs; --dedupe keeps the best)",
+                                 path=spath, line=n)
+            score = max(score, docs[docno])
+        docs[docno] = score
+    if not scored:
+        raise InputError("the run is empty (no result lines)", path=spath)
+    return dict(sorted(scored.items()))
+

@@ -1,0 +1,226 @@
+"""Rendering a report dict (see `scoring`) as JSON, Markdown, HTML or a terminal summary, and
+writing report files all-or-nothing (a reader never sees half a file).
+
+Untrusted strings (questions, judge reasons, ids from the run) are always data: escaped for
+Markdown/HTML, passed to rich as `Text` (never markup), with control characters made visible.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from builder.errors import InputError
+
+FORMATS = {".json": "json", ".md": "md", ".markdown": "md", ".html": "html", ".htm": "html"}
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+# Metrics where lower is better (shown as such; the gate still means "value below threshold").
+LOWER_IS_BETTER = {"hallucination_rate", "wrong_refusal_rate"}
+
+
+def visible(text: Any, limit: int | None = None) -> str:
+    """Untrusted text made safe for one terminal/table cell: control characters shown as
+    `\\xNN`, newlines as spaces, optionally cut to `limit` characters."""
+    s = "" if text is None else str(text)
+    s = s.replace("\r\n", " ").replace("\n", " ").replace("\t", " ")
+    s = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", s)
+    if limit is not None and len(s) > limit:
+        s = s[: limit - 1] + "…"
+    return s
+
+
+def fmt(value: Any) -> str:
+    if value is None:
+        return "–"
+    if isinstance(value, float):
+        return f"{value:.4f}"
+    return str(value)
+
+
+def format_for(path: str) -> str:
+    """The format a report path asks for (by suffix); InputError for an unknown suffix or a
+    folder that does not exist, so a bad --out fails before any work is done."""
+    fmt_name = FORMATS.get(Path(path).suffix.lower())
+    if fmt_name is None:
+        raise InputError("report file must end in .json, .md or .html", path=path)
+    check_folder(path)
+    return fmt_name
+
+
+def check_folder(path: str) -> None:
+    folder = Path(path).resolve().parent
+    if not folder.is_dir():
+        raise InputError("folder does not exist", path=str(folder))
+
+
+def render(report: Mapping[str, Any], fmt_name: str) -> str:
+    if fmt_name == "json":
+        return render_json(report)
+    if fmt_name == "md":
+        return render_markdown(report)
+    from builder.score.html import render_html
+
+    return render_html(report)
+
+
+def write_outputs(texts: Mapping[str, str]) -> None:
+    """Write every {path: text} all-or-nothing (temp files beside the targets, then renames;
+    `builder.export.atomic`), after checking each target's folder exists."""
+    from builder.export.atomic import AtomicOutputs
+
+    for path in texts:
+        check_folder(path)
+    with AtomicOutputs() as outputs:
+        for path, text in texts.items():
+            outputs.open(Path(path)).write(text.encode("utf-8"))
+        outputs.commit()
+
+
+def render_json(report: Mapping[str, Any]) -> str:
+    return json.dumps(report, indent=2, ensure_ascii=False) + "\n"
+
+
+# ---------------------------------------------------------------- Markdown
+
+def md_cell(text: Any, limit: int | None = 200) -> str:
+    """One Markdown table cell: no markup, no HTML, no line breaks."""
+    s = visible(text, limit)
+    s = s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return re.sub(r"([\\`*_\[\]|#!~])", r"\\\1", s)
+
+
+def md_table(header: list[str], rows: list[list[str]]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return lines + [""]
+
+
+def breakdown_columns(report: Mapping[str, Any]) -> list[str]:
+    """Metrics shown in per-type/difficulty tables: the largest-k retrieval figures + judge."""
+    ks = report["options"]["ks"]
+    k = max(ks)
+    wanted = [f"hit_rate@{k}", f"recall@{k}", f"ndcg@{k}", "mrr", "map", "correctness",
+              "faithfulness", "hallucination_rate", "context_relevance", "wrong_refusal_rate",
+              "correct_refusal_rate"]
+    present = set(report["summary"])
+    return [m for m in wanted if m in present]
+
+
+def render_markdown(report: Mapping[str, Any]) -> str:
+    out = [f"# golden score: {md_cell(Path(report['run'] or '').name or 'run')}", ""]
+    out += [f"- golden file: `{md_cell(report['golden'], None)}`",
+            f"- run file: `{md_cell(report['run'], None)}`"]
+    c = report["counts"]
+    out += [f"- items: {c['golden_items']} ({c['answerable']} answerable, "
+            f"{c['unanswerable']} unanswerable); in run: {c['in_run']}; "
+            f"missing from run: {c['missing_from_run']}; judged: {c['judged']}", ""]
+    for w in report["warnings"]:
+        out.append(f"> **Warning:** {md_cell(w, None)}")
+    if report["warnings"]:
+        out.append("")
+    out += ["## Summary", ""]
+    out += md_table(["metric", "value"],
+                     [[md_cell(k), fmt(v)] for k, v in report["summary"].items()])
+    if report["operations"]:
+        out += ["## Operations", ""]
+        out += md_table(["figure", "value"],
+                         [[md_cell(k), fmt(v)] for k, v in report["operations"].items()])
+    cols = breakdown_columns(report)
+    for field in ("type", "difficulty"):
+        groups = report["breakdowns"].get(field) or {}
+        if not groups:
+            continue
+        out += [f"## By {field}", ""]
+        out += md_table([field, "n", *cols],
+                         [[md_cell(name), str(g["n"]), *(fmt(g.get(m)) for m in cols)]
+                          for name, g in groups.items()])
+    if report["bad_cases"]:
+        out += ["## Bad cases (correctness < 4)", ""]
+        out += md_table(
+            ["query", "type", "correctness", "faithfulness", "cause", "question", "reason"],
+            [[md_cell(b["query_id"]), md_cell(b["type"]), fmt(b["correctness"]),
+              fmt(b["faithfulness"]), md_cell(b["attribution"]), md_cell(b["question"], 120),
+              md_cell(b["reason"], 160)] for b in report["bad_cases"]],
+        )
+    unscored = report["judge"]["unscored"]
+    if unscored:
+        out += [f"## Not scored by the judge ({len(unscored)})", ""]
+        out += md_table(["query", "metric", "reason"],
+                         [[md_cell(u["query_id"]), md_cell(u["metric"]), md_cell(u["reason"], 160)]
+                          for u in unscored])
+    if report["missing_query_ids"]:
+        out += [f"## Not in the run ({len(report['missing_query_ids'])})", "",
+                ", ".join(md_cell(q) for q in report["missing_query_ids"]), ""]
+    return "\n".join(out)
+
+
+# ---------------------------------------------------------------- terminal
+
+def print_terminal(report: Mapping[str, Any], console=None) -> None:
+    """A compact rich summary: metrics, operations, per-type table, worst bad cases."""
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    console = console or Console(highlight=False)
+    summary = report["summary"]
+    ks = report["options"]["ks"]
+    table = Table(title="Retrieval", title_justify="left")
+    table.add_column("metric")
+    for k in ks:
+        table.add_column(f"@{k}", justify="right")
+    for fam in ("hit_rate", "mrr", "recall", "precision", "ndcg"):
+        if f"{fam}@{ks[0]}" in summary:
+            table.add_row(fam, *(fmt(summary.get(f"{fam}@{k}")) for k in ks))
+    for name in ("mrr", "map"):
+        if name in summary:
+            table.add_row(f"{name} (uncut)", fmt(summary[name]), *[""] * (len(ks) - 1))
+    console.print(table)
+    judge_rows = [(k, v) for k, v in summary.items()
+                  if "@" not in k and k not in ("mrr", "map")]
+    if judge_rows:
+        jt = Table(title="Judge", title_justify="left")
+        jt.add_column("metric")
+        jt.add_column("mean", justify="right")
+        for name, value in judge_rows:
+            jt.add_row(name + (" (lower is better)" if name in LOWER_IS_BETTER else ""),
+                       fmt(value))
+        console.print(jt)
+    if report["operations"]:
+        ot = Table(title="Operations", title_justify="left")
+        ot.add_column("figure")
+        ot.add_column("value", justify="right")
+        for name, value in report["operations"].items():
+            ot.add_row(name, fmt(value))
+        console.print(ot)
+    cols = breakdown_columns(report)
+    groups = report["breakdowns"].get("type") or {}
+    if len(groups) > 1:
+        bt = Table(title="By type", title_justify="left")
+        bt.add_column("type")
+        bt.add_column("n", justify="right")
+        for m in cols:
+            bt.add_column(m, justify="right")
+        for name, g in groups.items():
+            bt.add_row(Text(visible(name, 30)), str(g["n"]), *(fmt(g.get(m)) for m in cols))
+        console.print(bt)
+    bad = report["bad_cases"]
+    if bad:
+        bct = Table(title=f"Bad cases ({len(bad)}, worst 10)", title_justify="left")
+        for col in ("query", "correct.", "cause", "question"):
+            bct.add_column(col)
+        for b in bad[:10]:
+            bct.add_row(Text(visible(b["query_id"], 24)), fmt(b["correctness"]),
+                        Text(str(b["attribution"])), Text(visible(b["question"], 70)))
+        console.print(bct)
+    c = report["counts"]
+    console.print(Text(
+        f"{c['retrieval_scored']} queries scored for retrieval, {c['judged']} judged "
+        f"({c['judge_unscored']} judge metrics not scored), {c['missing_from_run']} "
+        "missing from the run."))
+    for w in report["warnings"]:
+        console.print(Text("warning: " + visible(w), style="yellow"))

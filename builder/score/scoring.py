@@ -1,0 +1,261 @@
+"""Turning a golden set, a run and (optionally) judge outcomes into the report: one dict that
+every renderer, `compare` and the `--fail-under` gate read.
+
+Report layout (names are stable; `compare` and CI gates depend on them):
+
+- `summary`: metric -> mean over the queries that have the metric. Retrieval keys
+  `hit_rate@k`, `mrr@k`, `recall@k`, `precision@k`, `ndcg@k`, `mrr`, `map`; judge keys
+  `faithfulness`, `faithfulness_supported`, `hallucination_rate`, `answer_relevancy`,
+  `correctness`, `context_relevance`, `wrong_refusal_rate`, `correct_refusal_rate`.
+- `per_query`: query id -> {type, difficulty, answerable, question, metrics, judge,
+  attribution}; `metrics` uses the summary's keys, so every summary figure is the plain mean
+  of the per-query figures.
+- `breakdowns`: {"type": {value: {"n": items, metric: mean}}, "difficulty": {...}}.
+- `operations`: latency p50/p95/p99 (linear interpolation), mean cost and tokens per query,
+  over the run lines that report them.
+- `bad_cases`: correctness < 4 (and unanswerable items answered) with the likely cause.
+- `judge`: model, prompt versions, `unscored` (each item/metric the judge could not score),
+  `stopped` (why judging stopped early, when it did), `calls` (the LLM client's totals).
+- `counts`, `missing_query_ids`, `warnings`, `options`.
+
+Retrieval follows trec_eval (see `retrieval`): unanswerable items are left out of retrieval
+means; golden items missing from the run are left out unless `complete`, and then score 0.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from builder.score.inputs import GoldenSet, RunItem
+from builder.score.judge import JUDGE_METRICS, JudgeOutcome
+from builder.score.retrieval import (
+    DEFAULT_KS, evaluate, mean_metrics, metric_names,
+)
+
+BAD_CORRECTNESS = 4   # correctness below this is a bad case
+FAITHFUL = 4          # faithfulness at or above this counts as faithful for attribution
+REPORT_VERSION = 1
+
+
+@dataclass(frozen=True)
+class ScoreOptions:
+    ks: tuple[int, ...] = DEFAULT_KS
+    gain: str = "linear"
+    complete: bool = False
+    level: int = 1
+    dedupe: bool = False
+
+
+def summary_order(ks: Sequence[int]) -> list[str]:
+    """Every summary key golden can report for these cutoffs, in display order."""
+    return metric_names(sorted(set(ks))) + list(JUDGE_METRICS)
+
+
+def _ordered_means(per_query: Sequence[Mapping[str, float]], ks: Sequence[int]) -> dict:
+    means = mean_metrics(per_query)
+    order = summary_order(ks)
+    known = {k: means[k] for k in order if k in means}
+    known.update({k: v for k, v in means.items() if k not in known})
+    return known
+
+
+def build_report(
+    golden: GoldenSet, run: Mapping[str, RunItem], options: ScoreOptions, *,
+    judged: Mapping[str, JudgeOutcome] | None = None, judge_model: str | None = None,
+    judge_prompts: Mapping[str, str] | None = None, run_path: str | None = None,
+) -> dict[str, Any]:
+    """The full report for a JSONL run scored against a golden file."""
+    rankings = {qid: item.ranking for qid, item in run.items()}
+    retrieval = evaluate(golden.judgments(), rankings, options.ks, level=options.level,
+                         gain=options.gain, complete=options.complete)
+    judged = judged or {}
+    per_query: dict[str, dict[str, Any]] = {}
+    missing: list[str] = []
+    for qid, item in golden.items.items():
+        run_item = run.get(qid)
+        if run_item is None:
+            missing.append(qid)
+            if qid not in retrieval:
+                continue
+        outcome = judged.get(qid)
+        metrics = dict(retrieval.get(qid, {}))
+        if outcome is not None:
+            metrics.update(outcome.metrics)
+        entry = {
+            "type": item.type, "difficulty": item.difficulty, "answerable": item.answerable,
+            "question": item.query, "in_run": run_item is not None, "metrics": metrics,
+            "judge": outcome.details if outcome is not None else None,
+        }
+        entry["attribution"] = (_attribution(item.relevance, run_item, metrics)
+                                if _is_bad(entry) else None)
+        per_query[qid] = entry
+
+    unscored = [u for o in judged.values() for u in o.unscored]
+    warnings = _missing_warning(len(missing), options.complete, "golden item(s)")
+    if unscored:
+        warnings.append(f"the judge could not score {len(unscored)} item metric(s); they are "
+                        "listed under judge.unscored and left out of the means.")
+    answerable = sum(1 for i in golden.items.values() if i.answerable)
+    return _assemble(
+        golden_path=golden.path, run_path=run_path, options=options, per_query=per_query,
+        counts={"golden_items": len(golden.items), "answerable": answerable,
+                "unanswerable": len(golden.items) - answerable, "in_run": len(run),
+                "missing_from_run": len(missing), "retrieval_scored": len(retrieval),
+                "judged": len(judged), "judge_unscored": len(unscored)},
+        operations=operations(list(run.values())),
+        judge={"model": judge_model, "prompts": dict(judge_prompts or {}), "unscored": unscored},
+        missing=missing, warnings=warnings,
+    )
+
+
+def build_trec_report(
+    judgments: Mapping[str, Mapping[str, int]],
+    rankings: Mapping[str, Sequence[str] | Mapping[str, float]], options: ScoreOptions, *,
+    qrels_path: str, run_path: str,
+) -> dict[str, Any]:
+    """The report for TREC qrels + run files: retrieval metrics only, same layout."""
+    per_query_metrics = evaluate(judgments, rankings, options.ks, level=options.level,
+                                 gain=options.gain, complete=options.complete)
+    per_query = {
+        qid: {"type": "unknown", "difficulty": "unknown", "answerable": True, "question": None,
+              "in_run": qid in rankings, "metrics": m, "judge": None, "attribution": None}
+        for qid, m in per_query_metrics.items()
+    }
+    missing = [q for q in judgments if q not in rankings]
+    warnings = _missing_warning(len(missing), options.complete, "judged queries")
+    ignored = sum(1 for q in rankings if q not in judgments)
+    if ignored:
+        warnings.append(f"{ignored} run queries have no judgments and are ignored.")
+    return _assemble(
+        golden_path=qrels_path, run_path=run_path, options=options, per_query=per_query,
+        counts={"golden_items": len(judgments), "answerable": len(judgments),
+                "unanswerable": 0, "in_run": len(rankings), "missing_from_run": len(missing),
+                "retrieval_scored": len(per_query), "judged": 0, "judge_unscored": 0},
+        operations={}, judge={"model": None, "prompts": {}, "unscored": []},
+        missing=missing, warnings=warnings, breakdowns=False,
+    )
+
+
+def _missing_warning(n_missing: int, complete: bool, what: str) -> list[str]:
+    if not n_missing:
+        return []
+    return [f"{n_missing} {what} are not in the run; "
+            + ("they score 0 (--complete)." if complete
+               else "they are left out of the means (trec_eval's default; --complete counts "
+                    "them as 0).")]
+
+
+def _assemble(*, golden_path: str, run_path: str | None, options: ScoreOptions,
+              per_query: dict[str, dict[str, Any]], counts: dict[str, int],
+              operations: dict[str, Any], judge: dict[str, Any], missing: list[str],
+              warnings: list[str], breakdowns: bool = True) -> dict[str, Any]:
+    """The report dict in its stable layout; summary and breakdowns derive from per_query."""
+    return {
+        "report_version": REPORT_VERSION,
+        "golden": golden_path,
+        "run": run_path,
+        "options": asdict(options) | {"judge": judge["model"] is not None},
+        "counts": counts,
+        "summary": _ordered_means([e["metrics"] for e in per_query.values()], options.ks),
+        "per_query": per_query,
+        "breakdowns": {field: _breakdown(per_query, field, options.ks) if breakdowns else {}
+                       for field in ("type", "difficulty")},
+        "operations": operations,
+        "bad_cases": _bad_cases(per_query),
+        "judge": judge,
+        "missing_query_ids": missing,
+        "warnings": warnings,
+    }
+
+
+def _breakdown(per_query: Mapping[str, dict], field: str, ks: Sequence[int]) -> dict:
+    groups: dict[str, list[dict]] = {}
+    for entry in per_query.values():
+        groups.setdefault(str(entry[field]), []).append(entry["metrics"])
+    return {
+        value: {"n": len(rows), **_ordered_means(rows, ks)}
+        for value, rows in sorted(groups.items())
+    }
+
+
+def percentile(values: Sequence[float], p: float) -> float:
+    """Linear-interpolation percentile (numpy's default), `p` in [0, 100]."""
+    ordered = sorted(values)
+    pos = (len(ordered) - 1) * p / 100
+    lo = math.floor(pos)
+    hi = min(lo + 1, len(ordered) - 1)
+    return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
+
+
+def operations(items: Sequence[RunItem]) -> dict[str, Any]:
+    """Latency percentiles and per-query cost/tokens over the lines that report them."""
+    out: dict[str, Any] = {}
+    latency = [i.record.latency_ms for i in items if i.record.latency_ms is not None]
+    if latency:
+        out["latency_n"] = len(latency)
+        for p in (50, 95, 99):
+            out[f"latency_p{p}_ms"] = percentile(latency, p)
+    for name in ("cost", "prompt_tokens", "completion_tokens"):
+        values = [getattr(i.record, name) for i in items if getattr(i.record, name) is not None]
+        if values:
+            out[f"mean_{name}"] = sum(values) / len(values)
+            out[f"total_{name}"] = sum(values)
+            out[f"{name}_n"] = len(values)
+    return out
+
+
+def _attribution(relevance: Mapping[str, int], run_item: RunItem | None,
+                 metrics: Mapping[str, float]) -> str | None:
+    """Likely cause when an answer is wrong: a gold chunk missing from the retrieved ids ->
+    retrieval; all retrieved but the answer unfaithful (or a refusal) -> generation;
+    retrieved and faithful but wrong -> knowledge base; unknown when faithfulness is unknown."""
+    if run_item is None:
+        return "retrieval"
+    gold = [cid for cid, g in relevance.items() if g > 0]
+    if not gold:
+        return "generation"  # unanswerable: nothing to retrieve, the answer is the problem
+    retrieved = set(run_item.ranking)
+    if any(cid not in retrieved for cid in gold):
+        return "retrieval"
+    if metrics.get("wrong_refusal_rate") == 1.0:
+        return "generation"
+    faithfulness = metrics.get("faithfulness")
+    if faithfulness is None:
+        return "unknown"
+    return "generation" if faithfulness < FAITHFUL else "knowledge base"
+
+
+def _is_bad(entry: Mapping[str, Any]) -> bool:
+    """Wrong answer (correctness < 4), or an answer to an unanswerable question."""
+    m = entry["metrics"]
+    if entry["answerable"]:
+        return m.get("correctness", BAD_CORRECTNESS) < BAD_CORRECTNESS
+    return m.get("correct_refusal_rate") == 0.0
+
+
+def _bad_cases(per_query: Mapping[str, dict]) -> list[dict]:
+    """The bad items (see `_is_bad`) with their attribution, worst first."""
+    cases = []
+    for qid, entry in per_query.items():
+        if not _is_bad(entry):
+            continue
+        m = entry["metrics"]
+        judge = entry["judge"] or {}
+        if entry["answerable"]:
+            reason = (judge.get("correctness") or {}).get("reason", "")
+            cases.append({"query_id": qid, "question": entry["question"],
+                          "type": entry["type"], "correctness": m["correctness"],
+                          "faithfulness": m.get("faithfulness"),
+                          "attribution": entry["attribution"], "reason": reason})
+        else:
+            reason = (judge.get("refusal") or {}).get("reason", "")
+            cases.append({"query_id": qid, "question": entry["question"],
+                          "type": entry["type"], "correctness": None, "faithfulness": None,
+                          "attribution": "generation",
+                          "reason": "answered an unanswerable question. " + reason})
+    cases.sort(key=lambda c: (c["correctness"] if c["correctness"] is not None else 0,
+                              c["query_id"]))
+    return cases

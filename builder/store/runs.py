@@ -1,0 +1,122 @@
+"""Scored RAG runs (`runs`, `run_items`) and the human calibration scores read back for agreement.
+
+A scored run is written in one transaction: the `runs` row and all its `run_items` appear
+together or not at all, and scoring the same run id again replaces it (idempotent).
+
+`run_items` columns hold JSON text: `contexts` and `retrieved_ids` lists, `metrics` (flat
+numbers keyed like the report's `per_query`), `judge` (scores and reasons per judge metric).
+The review UI's calibration mode reads them through `list_run_items`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from builder.store.db import Store
+from builder.store.timeutil import utcnow
+
+
+def _dumps(value: Any) -> str | None:
+    return None if value is None else json.dumps(value, ensure_ascii=False)
+
+
+def _loads(text: str | None) -> Any:
+    return None if text is None else json.loads(text)
+
+
+def save_run(
+    store: Store, *, run_id: str, name: str | None, golden_path: str | None,
+    run_path: str | None, judge_model: str | None, options: Mapping[str, Any],
+    summary: Mapping[str, Any], items: Iterable[Mapping[str, Any]],
+) -> None:
+    """Write (or replace) one scored run and its items, all-or-nothing.
+
+    Each item: query_id, question, reference, answer, contexts (list), retrieved_ids (list),
+    metrics (dict), judge (dict or None).
+    """
+    rows = [
+        {
+            "run_id": run_id,
+            "query_id": item["query_id"],
+            "question": item.get("question"),
+            "reference": item.get("reference"),
+            "answer": item.get("answer"),
+            "contexts": _dumps(item.get("contexts")),
+            "retrieved_ids": _dumps(item.get("retrieved_ids")),
+            "metrics": _dumps(item.get("metrics")),
+            "judge": _dumps(item.get("judge")),
+        }
+        for item in items
+    ]
+    with store.write() as db:
+        db.execute("DELETE FROM run_items WHERE run_id = ?", [run_id])
+        db.execute("DELETE FROM runs WHERE id = ?", [run_id])
+        db["runs"].insert(
+            {
+                "id": run_id, "name": name, "golden_path": golden_path, "run_path": run_path,
+                "judge_model": judge_model, "options": _dumps(dict(options)),
+                "summary": _dumps(dict(summary)), "created_at": utcnow(),
+            }
+        )
+        if rows:
+            db["run_items"].insert_all(rows, batch_size=500)
+
+
+def list_runs(store: Store) -> list[dict]:
+    """All scored runs, newest first (summary and options decoded)."""
+    rows = store.query(
+        "SELECT id, name, golden_path, run_path, judge_model, options, summary, created_at "
+        "FROM runs ORDER BY created_at DESC, id DESC"
+    )
+    for row in rows:
+        row["options"] = _loads(row["options"])
+        row["summary"] = _loads(row["summary"])
+    return rows
+
+
+def get_run(store: Store, run_id: str | None = None) -> dict | None:
+    """One run by id, or the newest run when `run_id` is None; None when there is none."""
+    if run_id is None:
+        rows = store.query("SELECT id FROM runs ORDER BY created_at DESC, id DESC LIMIT 1")
+        if not rows:
+            return None
+        run_id = rows[0]["id"]
+    rows = store.query(
+        "SELECT id, name, golden_path, run_path, judge_model, options, summary, created_at "
+        "FROM runs WHERE id = ?", [run_id],
+    )
+    if not rows:
+        return None
+    row = rows[0]
+    row["options"] = _loads(row["options"])
+    row["summary"] = _loads(row["summary"])
+    return row
+
+
+def list_run_items(store: Store, run_id: str, *, limit: int | None = None,
+                   offset: int = 0) -> list[dict]:
+    """A run's items ordered by query id, JSON columns decoded (pages with limit/offset)."""
+    sql = ("SELECT run_id, query_id, question, reference, answer, contexts, retrieved_ids, "
+           "metrics, judge FROM run_items WHERE run_id = ? ORDER BY query_id")
+    params: list[Any] = [run_id]
+    if limit is not None:
+        sql += " LIMIT ? OFFSET ?"
+        params += [limit, offset]
+    rows = store.query(sql, params)
+    for row in rows:
+        for col in ("contexts", "retrieved_ids", "metrics", "judge"):
+            row[col] = _loads(row[col])
+    return rows
+
+
+def human_scores(store: Store, run_id: str | None = None) -> list[dict]:
+    """Human 1-5 scores from the `calibration` table (for one run, or all when None), oldest
+    first: query_id, metric, score, annotator, run_id."""
+    sql = "SELECT run_id, query_id, metric, score, annotator, at FROM calibration"
+    params: list[Any] = []
+    if run_id is not None:
+        sql += " WHERE run_id = ? OR run_id IS NULL"
+        params.append(run_id)
+    return store.query(sql + " ORDER BY at, id", params)

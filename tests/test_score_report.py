@@ -1,0 +1,56 @@
+"""Reports treat every string from the files or the judge as data."""
+
+from __future__ import annotations
+
+import json
+from html.parser import HTMLParser
+
+from builder.score import commands
+from tests.fakes import ScriptedLLM
+from tests.test_score_support import (
+    GOLDEN, RUN, golden_cli, judge_replies, scripted_open_llm, write_jsonl,
+)
+
+EVIL = '<script>alert(1)</script> [@click=app.quit]x[/] | **bold** \x1b]0;pwned\x07'
+
+
+class TagCollector(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.tags = []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append(tag)
+
+
+def test_markup_laden_text_is_escaped_everywhere(tmp_path, capsys, monkeypatch):
+    golden_rows = [dict(g) for g in GOLDEN]
+    golden_rows[1]["query"] = EVIL
+    golden_rows[1]["type"] = "<b>multi</b>"
+
+    def respond(prompt, variables, role):
+        reply = judge_replies(prompt, variables, role)
+        if prompt == "judge_correctness":
+            reply["reason"] = EVIL
+        return reply
+
+    monkeypatch.setattr(commands, "open_llm", scripted_open_llm(ScriptedLLM(respond)))
+    outs = [tmp_path / f"r.{ext}" for ext in ("html", "md", "json")]
+    code, stdout, err = golden_cli(
+        capsys, "--db", str(tmp_path / "g.db"), "score", "--golden",
+        str(write_jsonl(tmp_path / "g.jsonl", golden_rows)), "--run",
+        str(write_jsonl(tmp_path / "r.jsonl", RUN)), *[a for o in outs for a in ("--out", str(o))])
+    assert code == 0, err
+    html = outs[0].read_text()
+    assert "<script>" not in html and "&lt;script&gt;" in html
+    collector = TagCollector()
+    collector.feed(html)
+    assert "script" not in collector.tags and "b" not in collector.tags
+    assert "link" not in collector.tags and "http" not in html.replace(
+        'xmlns="http://www.w3.org/2000/svg"', "")  # self-contained: nothing fetched
+    assert "\x1b" not in html and "\x1b" not in outs[1].read_text() and "\x1b" not in stdout
+    md = outs[1].read_text()
+    assert "<script>" not in md and "\\| \\*\\*bold" in md
+    report = json.loads(outs[2].read_text())
+    assert report["per_query"]["q2"]["question"] == EVIL  # JSON keeps the data as is
+    assert report["bad_cases"][0]["reason"] == EVIL
