@@ -1,0 +1,636 @@
+"""All SQL behind human review: paged candidate lists, counts, decisions, undo, tags, bulk, and
+judge calibration scores.
+
+Guarantees:
+- Review state on `candidates` (status, edit_*, reject_*, reviewer, reviewed_at, and the tags in
+  `candidate_tags`) is a projection of the append-only `review_log`: every change writes exactly
+  one log row (action, annotator, time, before -> after as JSON) in the SAME `BEGIN IMMEDIATE`
+  transaction as the projection, so a crash never leaves one without the other.
+- The generated `question`, `answer`, `type` and `difficulty` are never written here.
+- Lists are read one page at a time (LIMIT/OFFSET over an index that matches the sort); nothing
+  here loads every candidate.
+- User text (search words, tags, notes, edits) only ever reaches SQL as bound parameters.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import uuid
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from builder.errors import InputError
+from builder.store.db import Store
+from builder.store.timeutil import utcnow
+
+STATUSES = ("pending", "accepted", "rejected", "skipped")
+TYPES = ("single_hop", "reasoning", "multi_hop", "comparative", "temporal", "unanswerable",
+         "ambiguous")
+DIFFICULTIES = ("easy", "medium", "hard")
+VERDICTS = ("passed", "failed", "pending")
+REJECT_REASONS = ("wrong_answer", "not_grounded", "ambiguous", "duplicate", "trivial", "other")
+DUPLICATES = ("exclude", "include", "only")
+CALIBRATION_METRICS = ("faithfulness", "correctness")
+
+# The projected review state of one candidate; `tags` is read from candidate_tags.
+STATE_FIELDS = ("status", "edit_question", "edit_answer", "edit_type", "edit_difficulty",
+                "reject_reason", "reject_note", "reviewer", "reviewed_at")
+EDITABLE = {"question": "edit_question", "answer": "edit_answer", "type": "edit_type",
+            "difficulty": "edit_difficulty"}
+
+# Sort orders: name -> (key expressions, direction). The expressions match the indexes made by
+# migration m003 character for character, so SQLite walks an index instead of sorting.
+SORTS: dict[str, tuple[tuple[str, ...], str]] = {
+    "queue": (("(c.status <> 'pending')", "c.created_at", "c.id"), "ASC"),
+    "oldest": (("c.created_at", "c.id"), "ASC"),
+    "newest": (("c.created_at", "c.id"), "DESC"),
+    "type": (("COALESCE(c.edit_type, c.type)", "c.created_at", "c.id"), "ASC"),
+}
+
+
+class ReviewError(InputError):
+    """A review action that cannot apply (unknown candidate, bad reason, bad value)."""
+
+
+@dataclass(frozen=True)
+class CandidateFilter:
+    """Which candidates a list shows and in what order. `None` in a field means "any".
+
+    The default is the review queue: verdict passed, duplicates hidden, pending first.
+    """
+
+    status: str | None = None
+    type: str | None = None
+    difficulty: str | None = None
+    tag: str | None = None
+    document_id: str | None = None
+    verdict: str | None = "passed"
+    duplicates: str = "exclude"
+    text: str = ""
+    sort: str = "queue"
+
+    def without_status(self) -> "CandidateFilter":
+        return replace(self, status=None)
+
+    def describe(self) -> str:
+        """One line for the header, e.g. `verdict=passed · no duplicates · sort=queue`."""
+        parts = []
+        for name in ("status", "type", "difficulty", "tag", "document_id", "verdict"):
+            value = getattr(self, name)
+            if value is not None:
+                parts.append(f"{name.replace('_id', '')}={value}")
+        parts.append({"exclude": "no duplicates", "include": "with duplicates",
+                      "only": "duplicates only"}[self.duplicates])
+        if self.text:
+            parts.append(f"search={self.text!r}")
+        parts.append(f"sort={self.sort}")
+        return " · ".join(parts)
+
+
+@dataclass
+class UndoResult:
+    """What one undo step did: the log rows reverted (a bulk batch reverts as one step)."""
+
+    action: str
+    candidate_ids: list[str] = field(default_factory=list)
+    restored: int = 0
+    conflicts: int = 0
+
+
+# ---------------------------------------------------------------- reading lists
+
+
+def _where(f: CandidateFilter) -> tuple[str, list[Any]]:
+    """`FROM ... WHERE ...` selecting the candidates (alias c) matching `f`, and its params.
+
+    A tag filter drives the query from candidate_tags (CROSS JOIN fixes that loop order):
+    tags are sparse, and walking the ordered candidates index to find a few tagged rows
+    costs a full scan."""
+    clauses: list[str] = []
+    params: list[Any] = []
+    source = "candidates c"
+    if f.tag is not None:
+        source = "candidate_tags t CROSS JOIN candidates c ON c.id = t.candidate_id"
+        clauses.append("t.tag = ?")
+        params.append(f.tag)
+    if f.status is not None:
+        clauses.append("c.status = ?")
+        params.append(f.status)
+    if f.verdict is not None:
+        clauses.append("c.verdict = ?")
+        params.append(f.verdict)
+    if f.type is not None:
+        clauses.append("COALESCE(c.edit_type, c.type) = ?")
+        params.append(f.type)
+    if f.difficulty is not None:
+        clauses.append("COALESCE(c.edit_difficulty, c.difficulty) = ?")
+        params.append(f.difficulty)
+    if f.document_id is not None:
+        clauses.append("c.document_id = ?")
+        params.append(f.document_id)
+    if f.duplicates == "exclude":
+        clauses.append("c.duplicate_of IS NULL")
+    elif f.duplicates == "only":
+        clauses.append("c.duplicate_of IS NOT NULL")
+    if f.text.strip():
+        pattern = "%" + _like_escape(f.text.strip()) + "%"
+        clauses.append(
+            "(c.question LIKE ? ESCAPE '\\' OR c.answer LIKE ? ESCAPE '\\'"
+            " OR c.edit_question LIKE ? ESCAPE '\\' OR c.edit_answer LIKE ? ESCAPE '\\'"
+            " OR c.id = ?)")
+        params.extend([pattern] * 4 + [f.text.strip()])
+    return f"FROM {source} WHERE {' AND '.join(clauses) or '1'}", params
+
+
+def _like_escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def _sort(f: CandidateFilter) -> tuple[tuple[str, ...], str]:
+    if f.sort not in SORTS:
+        raise ReviewError(f"unknown sort {f.sort!r} (one of {', '.join(SORTS)})")
+    if f.sort == "queue" and f.status is not None:
+        # "pending first" is constant under a status filter: plain age order, which the
+        # (verdict, status, created_at, id) index serves as a seek.
+        return SORTS["oldest"]
+    return SORTS[f.sort]
+
+
+_LIST_COLUMNS = """
+    c.id, c.status, COALESCE(c.edit_type, c.type) AS type,
+    COALESCE(c.edit_difficulty, c.difficulty) AS difficulty, c.verdict,
+    substr(COALESCE(c.edit_question, c.question), 1, 240) AS question,
+    (c.edit_question IS NOT NULL OR c.edit_answer IS NOT NULL OR c.edit_type IS NOT NULL
+     OR c.edit_difficulty IS NOT NULL) AS edited,
+    c.duplicate_of, c.created_at,
+    (SELECT group_concat(tg.tag, ' ') FROM candidate_tags tg WHERE tg.candidate_id = c.id)
+     AS tags
+"""
+
+
+def count_candidates(store: Store, f: CandidateFilter) -> int:
+    """How many candidates match `f`."""
+    where, params = _where(f)
+    return store.conn.execute(f"SELECT count(*) {where}",
+                              params).fetchone()[0]
+
+
+def page_candidates(store: Store, f: CandidateFilter, offset: int, limit: int,
+                    after: tuple | None = None) -> list[dict]:
+    """Rows `offset .. offset+limit` of the filtered list in the filter's sort order or, when
+    `after` (a row's `sort_key`) is given, the `limit` rows that follow that row (keyset paging:
+    no deep OFFSET walk, and rows that moved meanwhile are neither skipped nor repeated).
+
+    Each row: id, status, type and difficulty (edited values win), verdict, question (the
+    first 240 characters, edited value wins), edited (0/1), duplicate_of, created_at,
+    tags (space-separated or None), and `sort_key` (a tuple).
+    """
+    keys, direction = _sort(f)
+    where, params = _where(f)
+    order = ", ".join(f"{k} {direction}" for k in keys)
+    key_cols = ", ".join(f"{k} AS _k{i}" for i, k in enumerate(keys))
+    if after is not None:
+        rows = _keyset_page(store, f, after, limit)
+    else:
+        rows = store.query(
+            f"SELECT {_LIST_COLUMNS}, {key_cols} {where}"
+            f" ORDER BY {order} LIMIT ? OFFSET ?",
+            [*params, limit, offset],
+        )
+    for row in rows:
+        row["sort_key"] = tuple(row.pop(f"_k{i}") for i in range(len(keys)))
+    return rows
+
+
+def _key_steps(keys: tuple[str, ...], direction: str, key: tuple, before: bool = False
+               ) -> list[tuple[str, list, str]]:
+    """(condition, params, ORDER BY) steps selecting the rows strictly after (or before) `key`
+    in sort order, to run in turn: `k0 = v0 AND (k1, ..) > (v1, ..)` ordered by k1.., then
+    `k0 > v0` ordered by the whole key. Split like this each step is an index range seek with
+    no sort; a single row value over the whole key is neither (k0 is an expression).
+    """
+    op = ">" if (direction == "ASC") != before else "<"
+
+    def order(ks: tuple[str, ...]) -> str:
+        return ", ".join(f"{k} {direction}" for k in ks)
+
+    if len(keys) <= 2:
+        return [(f"({', '.join(keys)}) {op} ({', '.join('?' * len(keys))})", list(key),
+                 order(keys))]
+    rest = keys[1:]
+    return [
+        (f"{keys[0]} = ? AND ({', '.join(rest)}) {op} ({', '.join('?' * len(rest))})",
+         list(key), order(rest)),
+        (f"{keys[0]} {op} ?", [key[0]], order(keys)),
+    ]
+
+
+def _keyset_page(store: Store, f: CandidateFilter, after: tuple, limit: int) -> list[dict]:
+    keys, direction = _sort(f)
+    where, params = _where(f)
+    key_cols = ", ".join(f"{k} AS _k{i}" for i, k in enumerate(keys))
+    rows: list[dict] = []
+    for cond, kparams, order in _key_steps(keys, direction, after):
+        if len(rows) >= limit:
+            break
+        rows += store.query(
+            f"SELECT {_LIST_COLUMNS}, {key_cols} {where} AND {cond}"
+            f" ORDER BY {order} LIMIT ?", [*params, *kparams, limit - len(rows)])
+    return rows
+
+
+def position_of(store: Store, f: CandidateFilter, candidate_id: str) -> int | None:
+    """Index of the candidate in the filtered, sorted list (None if it does not match `f`)."""
+    keys, direction = _sort(f)
+    where, params = _where(f)
+    row = store.conn.execute(
+        f"SELECT {', '.join(keys)} {where} AND c.id = ?",
+        [*params, candidate_id]).fetchone()
+    if row is None:
+        return None
+    return sum(
+        store.conn.execute(f"SELECT count(*) {where} AND {cond}",
+                           [*params, *kparams]).fetchone()[0]
+        for cond, kparams, _ in _key_steps(keys, direction, tuple(row), before=True))
+
+
+def next_pending(store: Store, f: CandidateFilter, after_key: tuple | None,
+                 exclude_ids: list[str] | tuple[str, ...] = ()) -> str | None:
+    """Id of the first pending candidate after `after_key` in the filter's order, wrapping to
+    the start; candidates in `exclude_ids` (decisions not yet written) are passed over."""
+    keys, direction = _sort(f)
+    where, params = _where(f)
+    excl = ""
+    if exclude_ids:
+        excl = f" AND c.id NOT IN ({', '.join('?' * len(exclude_ids))})"
+    whole = ", ".join(f"{k} {direction}" for k in keys)
+    steps = _key_steps(keys, direction, after_key) if after_key is not None else []
+    for cond, kparams, order in [*steps, ("1", [], whole)]:
+        row = store.conn.execute(
+            f"SELECT c.id {where} AND c.status = 'pending'"
+            f" AND {cond}{excl} ORDER BY {order} LIMIT 1",
+            [*params, *kparams, *exclude_ids]).fetchone()
+        if row is not None:
+            return row[0]
+    return None
+
+
+def review_stats(store: Store, f: CandidateFilter) -> dict[str, Any]:
+    """Progress over `f` ignoring its status: {total, reviewed, pending, accepted, rejected,
+    skipped, by_type: {type: {total, reviewed, accepted, rejected}}}. One grouped scan."""
+    where, params = _where(f.without_status())
+    rows = store.conn.execute(
+        f"SELECT COALESCE(c.edit_type, c.type), c.status, count(*) {where} GROUP BY 1, 2",
+        params).fetchall()
+    stats: dict[str, Any] = {"total": 0, "reviewed": 0, **{s: 0 for s in STATUSES},
+                             "by_type": {}}
+    for ctype, status, n in rows:
+        stats["total"] += n
+        stats[status] = stats.get(status, 0) + n
+        t = stats["by_type"].setdefault(ctype, {"total": 0, "reviewed": 0, "accepted": 0,
+                                                "rejected": 0})
+        t["total"] += n
+        if status in t:
+            t[status] += n
+        if status != "pending":
+            stats["reviewed"] += n
+            t["reviewed"] += n
+    return stats
+
+
+def filter_choices(store: Store) -> dict[str, list]:
+    """Values the filter pickers offer: types, difficulties, verdicts, tags, and documents
+    ([id, title]) that have candidates. Small distinct scans over indexed columns."""
+    q = store.conn.execute
+    return {
+        "type": [r[0] for r in q("SELECT DISTINCT type FROM candidates ORDER BY 1")],
+        "difficulty": [r[0] for r in q("SELECT DISTINCT difficulty FROM candidates"
+                                       " WHERE difficulty IS NOT NULL ORDER BY 1")],
+        "verdict": [r[0] for r in q("SELECT DISTINCT verdict FROM candidates ORDER BY 1")],
+        "tag": [r[0] for r in q("SELECT DISTINCT tag FROM candidate_tags ORDER BY 1")],
+        "document": [list(r) for r in q(
+            "SELECT d.id, COALESCE(d.title, d.id) FROM documents d WHERE d.id IN"
+            " (SELECT DISTINCT document_id FROM candidates) ORDER BY 2 LIMIT 500")],
+    }
+
+
+def change_marker(store: Store) -> int:
+    """`PRAGMA data_version`: changes whenever ANOTHER connection commits to the file. Polling
+    it is the cheap way to notice the generator's new rows or another annotator's decisions."""
+    return store.conn.execute("PRAGMA data_version").fetchone()[0]
+
+
+def _loads(value: str | None, default: Any) -> Any:
+    if not value:
+        return default
+    try:
+        return json.loads(value)
+    except (TypeError, ValueError):
+        return default
+
+
+def get_candidate(store: Store, candidate_id: str) -> dict | None:
+    """Everything the detail view shows: the candidate row (JSON columns parsed), `tags`, and
+    `sources`: one entry per hop in order, each a list of chunks {id, text, title,
+    heading_path (list), document_id, document_title, evidence: [{quote, start, end}]}."""
+    rows = store.query("SELECT * FROM candidates WHERE id = ?", (candidate_id,))
+    if not rows:
+        return None
+    cand = rows[0]
+    for col, default in (("chunk_ids", []), ("hops", None), ("evidence", []),
+                         ("verification", []), ("rejection_reasons", []),
+                         ("difficulty_signals", {}), ("prompts", {}), ("fact_ids", [])):
+        cand[col] = _loads(cand.get(col), default)
+    cand["tags"] = _tags(store.conn, candidate_id)
+    hops = cand["hops"] if isinstance(cand["hops"], list) and cand["hops"] else [
+        [cid] for cid in cand["chunk_ids"]]
+    hops = [h if isinstance(h, list) else [h] for h in hops]
+    wanted = sorted({str(cid) for hop in hops for cid in hop})
+    chunks: dict[str, dict] = {}
+    if wanted:
+        for row in store.query(
+            "SELECT ch.id, ch.text, ch.title, ch.heading_path, ch.document_id,"
+            " COALESCE(d.title, d.id) AS document_title FROM chunks ch"
+            " LEFT JOIN documents d ON d.id = ch.document_id"
+            f" WHERE ch.id IN ({', '.join('?' * len(wanted))})", wanted,
+        ):
+            row["heading_path"] = _loads(row["heading_path"], [])
+            row["evidence"] = []
+            chunks[row["id"]] = row
+    for ev in cand["evidence"] if isinstance(cand["evidence"], list) else []:
+        if isinstance(ev, dict) and ev.get("chunk_id") in chunks:
+            chunks[ev["chunk_id"]]["evidence"].append(ev)
+    cand["sources"] = [
+        [chunks.get(str(cid)) or {"id": str(cid), "missing": True, "text": "", "evidence": [],
+                                  "heading_path": [], "document_title": None}
+         for cid in hop]
+        for hop in hops
+    ]
+    return cand
+
+
+def _tags(conn: sqlite3.Connection, candidate_id: str) -> list[str]:
+    return [r[0] for r in conn.execute(
+        "SELECT tag FROM candidate_tags WHERE candidate_id = ? ORDER BY tag", (candidate_id,))]
+
+
+def candidate_log(store: Store, candidate_id: str, limit: int = 50) -> list[dict]:
+    """The candidate's review history, newest first."""
+    return store.query(
+        "SELECT id, annotator, at, action, reason, note, undoes, batch_id FROM review_log"
+        " WHERE candidate_id = ? ORDER BY id DESC LIMIT ?", (candidate_id, limit))
+
+
+# ---------------------------------------------------------------- decisions
+
+
+def _state(conn: sqlite3.Connection, candidate_id: str) -> dict | None:
+    row = conn.execute(
+        f"SELECT {', '.join(STATE_FIELDS)}, type, difficulty, question, answer"
+        " FROM candidates WHERE id = ?", (candidate_id,)).fetchone()
+    if row is None:
+        return None
+    state = dict(zip(STATE_FIELDS, row[:len(STATE_FIELDS)]))
+    state["tags"] = _tags(conn, candidate_id)
+    original = dict(zip(("type", "difficulty", "question", "answer"), row[len(STATE_FIELDS):]))
+    return {"state": state, "original": original}
+
+
+def _write_state(conn: sqlite3.Connection, candidate_id: str, before: dict, after: dict,
+                 now: str) -> None:
+    conn.execute(
+        f"UPDATE candidates SET {', '.join(f'{k} = ?' for k in STATE_FIELDS)}, updated_at = ?"
+        " WHERE id = ?", [*(after[k] for k in STATE_FIELDS), now, candidate_id])
+    old, new = set(before["tags"]), set(after["tags"])
+    for tag in sorted(old - new):
+        conn.execute("DELETE FROM candidate_tags WHERE candidate_id = ? AND tag = ?",
+                     (candidate_id, tag))
+    for tag in sorted(new - old):
+        conn.execute("INSERT OR IGNORE INTO candidate_tags (candidate_id, tag) VALUES (?, ?)",
+                     (candidate_id, tag))
+
+
+def _log(conn: sqlite3.Connection, candidate_id: str, annotator: str, now: str, action: str,
+         before: dict, after: dict, *, reason: str | None = None, note: str | None = None,
+         undoes: int | None = None, batch_id: str | None = None) -> int:
+    cur = conn.execute(
+        "INSERT INTO review_log (candidate_id, annotator, at, action, reason, note, before,"
+        " after, undoes, batch_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (candidate_id, annotator, now, action, reason, note,
+         json.dumps(before, ensure_ascii=False), json.dumps(after, ensure_ascii=False),
+         undoes, batch_id))
+    return cur.lastrowid
+
+
+def normalize_tag(tag: str) -> str:
+    """Tags are single words of printable characters, at most 40, case kept, spaces -> '-'."""
+    clean = "-".join(tag.split())
+    if not clean or len(clean) > 40 or not clean.isprintable():
+        raise ReviewError(f"bad tag {tag!r}: use 1-40 printable characters")
+    return clean
+
+
+def _next_state(action: str, state: dict, original: dict, annotator: str, now: str, *,
+                reason: str | None, note: str | None, edits: dict | None, tag: str | None
+                ) -> dict:
+    after = dict(state, tags=list(state["tags"]))
+    decided = {"reviewer": annotator, "reviewed_at": now}
+    if action == "accept":
+        after.update(status="accepted", reject_reason=None, reject_note=None, **decided)
+    elif action == "reject":
+        if reason not in REJECT_REASONS:
+            raise ReviewError(f"unknown reject reason {reason!r} "
+                              f"(one of {', '.join(REJECT_REASONS)})")
+        if reason == "other" and not (note or "").strip():
+            raise ReviewError("reason 'other' needs a note")
+        after.update(status="rejected", reject_reason=reason, reject_note=note or None,
+                     **decided)
+    elif action == "skip":
+        after.update(status="skipped", reject_reason=None, reject_note=None, **decided)
+    elif action == "edit":
+        for name, value in (edits or {}).items():
+            if name not in EDITABLE:
+                raise ReviewError(f"cannot edit {name!r} (one of {', '.join(EDITABLE)})")
+            if name == "type" and value is not None and value not in TYPES:
+                raise ReviewError(f"unknown type {value!r}")
+            if name == "difficulty" and value is not None and value not in DIFFICULTIES:
+                raise ReviewError(f"unknown difficulty {value!r}")
+            if isinstance(value, str) and name in ("question", "answer"):
+                value = value.strip() or None
+            # An edit equal to the generated original is no edit: the column stays NULL.
+            after[EDITABLE[name]] = None if value == original[name] else value
+    elif action in ("tag", "untag"):
+        tag = normalize_tag(tag or "")
+        tags = set(after["tags"])
+        if action == "tag":
+            tags.add(tag)
+        else:
+            tags.discard(tag)
+        after["tags"] = sorted(tags)
+    else:
+        raise ReviewError(f"unknown review action {action!r}")
+    return after
+
+
+def record_decision(store: Store, candidate_id: str, annotator: str, action: str, *,
+                    reason: str | None = None, note: str | None = None,
+                    edits: dict[str, str | None] | None = None, tag: str | None = None,
+                    batch_id: str | None = None) -> int | None:
+    """Apply one review action and append its log row, in one BEGIN IMMEDIATE transaction.
+
+    action: accept | reject (reason in REJECT_REASONS, note; 'other' needs a note) | skip |
+    edit (edits: {question|answer|type|difficulty: value}; a value equal to the generated
+    original clears the edit) | tag / untag (tag). Returns the log id, or None when the action
+    changes nothing (no log row is written then). Raises ReviewError for an unknown candidate
+    or a bad value.
+    """
+    with store.write():
+        return _decide(store.conn, candidate_id, annotator, action, utcnow(), reason=reason,
+                       note=note, edits=edits, tag=tag, batch_id=batch_id)
+
+
+def _decide(conn: sqlite3.Connection, candidate_id: str, annotator: str, action: str,
+            now: str, *, reason=None, note=None, edits=None, tag=None, batch_id=None
+            ) -> int | None:
+    current = _state(conn, candidate_id)
+    if current is None:
+        raise ReviewError(f"no candidate {candidate_id!r}")
+    before = current["state"]
+    after = _next_state(action, before, current["original"], annotator, now, reason=reason,
+                        note=note, edits=edits, tag=tag)
+    if _same(before, after, ignore_stamp=True):
+        return None
+    _write_state(conn, candidate_id, before, after, now)
+    return _log(conn, candidate_id, annotator, now, action, before, after,
+                reason=reason if action == "reject" else None, note=note,
+                batch_id=batch_id)
+
+
+def _same(a: dict, b: dict, *, ignore_stamp: bool = False) -> bool:
+    skip = {"reviewer", "reviewed_at"} if ignore_stamp else set()
+    return all(a.get(k) == b.get(k) for k in (*STATE_FIELDS, "tags") if k not in skip)
+
+
+def bulk_decide(store: Store, f: CandidateFilter, annotator: str, action: str, *,
+                reason: str | None = None, note: str | None = None, tag: str | None = None,
+                chunk: int = 500) -> tuple[str, int]:
+    """Apply accept / reject / skip / tag / untag to every candidate matching `f` now.
+
+    The ids are fixed when the call starts; they are written in transactions of `chunk` rows
+    (so other writers are never locked out for long), every log row carrying the same
+    batch_id, which `undo_last` reverts as one step. Returns (batch_id, rows changed).
+    """
+    if action not in ("accept", "reject", "skip", "tag", "untag"):
+        raise ReviewError(f"bulk {action!r} is not supported")
+    if action == "reject" and reason not in REJECT_REASONS:
+        raise ReviewError(f"unknown reject reason {reason!r}")
+    where, params = _where(f)
+    ids = [r[0] for r in store.conn.execute(
+        f"SELECT c.id {where} ORDER BY c.id", params)]
+    batch_id = uuid.uuid4().hex
+    changed = 0
+    for start in range(0, len(ids), chunk):
+        with store.write():
+            now = utcnow()
+            for cid in ids[start:start + chunk]:
+                if _decide(store.conn, cid, annotator, action, now, reason=reason, note=note,
+                           tag=tag, batch_id=batch_id) is not None:
+                    changed += 1
+    return batch_id, changed
+
+
+def undo_last(store: Store, annotator: str) -> UndoResult | None:
+    """Revert `annotator`'s most recent decision that is not yet undone (a bulk batch counts as
+    one decision), appending an `undo` log row per reverted row with `undoes` = its id.
+
+    A row whose candidate has changed since (another annotator decided it) is not overwritten:
+    its undo row is written with after == before and note 'conflict', so repeated undo moves
+    on, and the result counts it in `conflicts`. Returns None when there is nothing to undo.
+    """
+    with store.write():
+        conn = store.conn
+        target = conn.execute(
+            "SELECT id, batch_id FROM review_log r WHERE annotator = ? AND action <> 'undo'"
+            " AND NOT EXISTS (SELECT 1 FROM review_log u WHERE u.undoes = r.id)"
+            " ORDER BY id DESC LIMIT 1", (annotator,)).fetchone()
+        if target is None:
+            return None
+        if target[1] is not None:
+            rows = conn.execute(
+                "SELECT id, candidate_id, action, before, after FROM review_log r"
+                " WHERE batch_id = ? AND annotator = ? AND action <> 'undo' AND NOT EXISTS"
+                " (SELECT 1 FROM review_log u WHERE u.undoes = r.id) ORDER BY id DESC",
+                (target[1], annotator)).fetchall()
+        else:
+            rows = conn.execute(
+                "SELECT id, candidate_id, action, before, after FROM review_log WHERE id = ?",
+                (target[0],)).fetchall()
+        now = utcnow()
+        result = UndoResult(action=rows[0][2])
+        for log_id, cid, _action, before_json, after_json in rows:
+            current = _state(conn, cid)["state"]
+            wanted = json.loads(before_json)
+            if _same(current, json.loads(after_json)):
+                _write_state(conn, cid, current, wanted, now)
+                _log(conn, cid, annotator, now, "undo", current, wanted, undoes=log_id,
+                     batch_id=target[1])
+                result.restored += 1
+            else:
+                _log(conn, cid, annotator, now, "undo", current, current, undoes=log_id,
+                     note="conflict: changed by someone else since; not restored",
+                     batch_id=target[1])
+                result.conflicts += 1
+            result.candidate_ids.append(cid)
+        return result
+
+
+# ---------------------------------------------------------------- judge calibration
+
+
+def calibration_queue(store: Store, annotator: str, run_id: str | None = None,
+                      limit: int = 200) -> list[dict]:
+    """Scored answers `annotator` has not yet given both human scores for, oldest run first.
+
+    Each item: run_id, query_id, question, reference, answer, contexts (list of str) and the
+    annotator's scores so far {metric: score}. The judge's scores are never selected, so the
+    annotator cannot see them.
+    """
+    metrics = ", ".join(f"'{m}'" for m in CALIBRATION_METRICS)
+    rows = store.query(
+        "SELECT ri.run_id, ri.query_id, ri.question, ri.reference, ri.answer, ri.contexts"
+        " FROM run_items ri LEFT JOIN runs r ON r.id = ri.run_id"
+        " WHERE (? IS NULL OR ri.run_id = ?) AND (SELECT count(DISTINCT k.metric)"
+        "   FROM calibration k WHERE k.run_id = ri.run_id AND k.query_id = ri.query_id"
+        f"   AND k.annotator = ? AND k.metric IN ({metrics})) < ?"
+        " ORDER BY r.created_at, ri.run_id, ri.query_id LIMIT ?",
+        (run_id, run_id, annotator, len(CALIBRATION_METRICS), limit))
+    for row in rows:
+        contexts = _loads(row["contexts"], [])
+        row["contexts"] = [c if isinstance(c, str) else json.dumps(c, ensure_ascii=False)
+                           for c in (contexts if isinstance(contexts, list) else [contexts])]
+        row["scores"] = calibration_scores(store, row["run_id"], row["query_id"], annotator)
+    return rows
+
+
+def calibration_scores(store: Store, run_id: str, query_id: str, annotator: str
+                       ) -> dict[str, int]:
+    """The annotator's latest score per metric for one item."""
+    return {m: s for m, s in store.conn.execute(
+        "SELECT metric, score FROM calibration WHERE run_id = ? AND query_id = ?"
+        " AND annotator = ? ORDER BY id", (run_id, query_id, annotator))}
+
+
+def record_calibration(store: Store, *, run_id: str | None, query_id: str, metric: str,
+                       score: int, annotator: str, source: str = "tui") -> int:
+    """Append one human score (1-5) for `metric`; the latest row per (item, annotator, metric)
+    is the one that counts. Returns the row id."""
+    if metric not in CALIBRATION_METRICS:
+        raise ReviewError(f"unknown calibration metric {metric!r}")
+    if isinstance(score, bool) or not isinstance(score, int) or not 1 <= score <= 5:
+        raise ReviewError(f"calibration score must be an integer 1-5, got {score!r}")
+    with store.write():
+        return store.conn.execute(
+            "INSERT INTO calibration (run_id, query_id, metric, score, annotator, source, at)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (run_id, query_id, metric, score, annotator, source, utcnow())).lastrowid

@@ -1,0 +1,232 @@
+"""Small dialogs: confirm (bulk actions), reject reason picker, tag entry, filter editor.
+
+Labels that come from the database (tags, document titles, types) are shown as `Text` after
+`visible()`, never as markup strings.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Grid, Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Input, Label, OptionList, Select, Static
+from textual.widgets.option_list import Option
+
+from builder.store.review import (DIFFICULTIES, DUPLICATES, REJECT_REASONS, SORTS, STATUSES,
+                                  CandidateFilter)
+from review_tui.safe_text import safe_text, visible
+
+REASON_LABELS = {
+    "wrong_answer": "wrong answer",
+    "not_grounded": "not grounded in the sources",
+    "ambiguous": "ambiguous question",
+    "duplicate": "duplicate",
+    "trivial": "trivial",
+    "other": "other (note required)",
+}
+
+
+class ConfirmScreen(ModalScreen[bool]):
+    """Yes/no question; dismisses True only on an explicit yes."""
+
+    BINDINGS = [
+        Binding("y", "answer(True)", "Yes", id="confirm.yes"),
+        Binding("n,escape", "answer(False)", "No", id="confirm.no"),
+    ]
+
+    def __init__(self, question: str):
+        super().__init__()
+        self.question = question
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Static(safe_text(self.question), classes="dialog-title")
+            with Horizontal(classes="dialog-buttons"):
+                yield Button("Yes (y)", variant="warning", id="yes")
+                yield Button("No (n)", variant="primary", id="no")
+
+    def on_mount(self) -> None:
+        self.query_one("#no", Button).focus()
+
+    def action_answer(self, answer: bool) -> None:
+        self.dismiss(answer)
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        self.dismiss(event.button.id == "yes")
+
+
+@dataclass(frozen=True)
+class Rejection:
+    reason: str
+    note: str | None
+
+
+class RejectScreen(ModalScreen[Rejection | None]):
+    """Pick a reason (1-6 or arrows + enter), optionally type a note; 'other' needs one."""
+
+    BINDINGS = [
+        Binding("escape", "cancel", "Cancel", id="reject.cancel"),
+        *(Binding(str(i), f"pick({i - 1})", show=False, id=f"reject.reason_{i}")
+          for i in range(1, len(REJECT_REASONS) + 1)),
+    ]
+
+    def __init__(self, title: str = "Reject: why?"):
+        super().__init__()
+        self.title_text = title
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Static(Text(self.title_text, "bold"), classes="dialog-title")
+            yield OptionList(*(Option(Text(f"{i}  {REASON_LABELS[r]}"), id=r)
+                               for i, r in enumerate(REJECT_REASONS, 1)), id="reasons")
+            yield Input(placeholder="note (optional; required for other) — enter to confirm",
+                        id="note")
+            yield Static(Text("", "red"), id="reject-error")
+
+    def on_mount(self) -> None:
+        options = self.query_one("#reasons", OptionList)
+        options.highlighted = 0
+        options.focus()
+
+    def _reason(self) -> str:
+        index = self.query_one("#reasons", OptionList).highlighted or 0
+        return REJECT_REASONS[index]
+
+    def _finish(self) -> None:
+        note = self.query_one("#note", Input).value.strip() or None
+        reason = self._reason()
+        if reason == "other" and not note:
+            self.query_one("#reject-error", Static).update(Text("Reason 'other' needs a note.",
+                                                                "red"))
+            self.query_one("#note", Input).focus()
+            return
+        self.dismiss(Rejection(reason, note))
+
+    def action_pick(self, index: int) -> None:
+        self.query_one("#reasons", OptionList).highlighted = index
+        self._finish()
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        self._finish()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        self._finish()
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class TagScreen(ModalScreen[str | None]):
+    """Type a tag; `-tag` removes it. Dismisses the raw text (or None on escape)."""
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel", id="tag.cancel")]
+
+    def __init__(self, current: list[str], known: list[str], title: str = "Tag"):
+        super().__init__()
+        self.current = current
+        self.known = known
+        self.title_text = title
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Static(Text(self.title_text, "bold"), classes="dialog-title")
+            info = Text("current: ", "bold")
+            info.append(visible(" ".join(f"#{t}" for t in self.current) or "none",
+                                multiline=False))
+            info.append("\nknown: ", "bold")
+            info.append(visible(" ".join(self.known[:30]) or "none", multiline=False))
+            yield Static(info)
+            yield Input(placeholder="tag (prefix with - to remove), enter to apply", id="tag")
+
+    def on_mount(self) -> None:
+        self.query_one("#tag", Input).focus()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        self.dismiss(event.value.strip() or None)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+def _options(values, labels=None) -> list[tuple[Text, str]]:
+    return [(Text(visible(str(labels[i] if labels else v), multiline=False)), str(v))
+            for i, v in enumerate(values)]
+
+
+class FilterScreen(ModalScreen[CandidateFilter | None]):
+    """Edit every filter field at once; enter/ctrl+s applies, escape cancels."""
+
+    BINDINGS = [
+        Binding("escape", "cancel", "Cancel", id="filter.cancel"),
+        Binding("ctrl+s", "apply", "Apply", priority=True, id="filter.apply"),
+    ]
+
+    def __init__(self, current: CandidateFilter, choices: dict[str, list]):
+        super().__init__()
+        self.current = current
+        self.choices = choices
+
+    def compose(self) -> ComposeResult:
+        c, ch = self.current, self.choices
+        docs = ch.get("document", [])
+        fields = [
+            ("status", _options(STATUSES), c.status),
+            ("type", _options(ch.get("type", [])), c.type),
+            ("difficulty", _options(ch.get("difficulty") or DIFFICULTIES), c.difficulty),
+            ("tag", _options(ch.get("tag", [])), c.tag),
+            ("document", _options([d[0] for d in docs], [d[1] for d in docs]), c.document_id),
+            ("verdict", _options(ch.get("verdict") or ["passed", "failed", "pending"]),
+             c.verdict),
+        ]
+        with Vertical(classes="dialog wide"):
+            yield Static(Text("Filter (blank = any) — ctrl+s applies", "bold"),
+                         classes="dialog-title")
+            with Grid(id="filter-grid"):
+                for name, options, value in fields:
+                    yield Label(name)
+                    known = {v for _, v in options}
+                    yield Select(options, value=value if value in known else Select.NULL,
+                                 allow_blank=True, id=f"f-{name}")
+                yield Label("duplicates")
+                yield Select([(d, d) for d in DUPLICATES], value=c.duplicates,
+                             allow_blank=False, id="f-duplicates")
+                yield Label("sort")
+                yield Select([(s, s) for s in SORTS], value=c.sort, allow_blank=False,
+                             id="f-sort")
+                yield Label("search")
+                yield Input(value=c.text, id="f-text")
+            with Horizontal(classes="dialog-buttons"):
+                yield Button("Apply", variant="primary", id="apply")
+                yield Button("Reset to queue", id="reset")
+                yield Button("Cancel", id="cancel")
+
+    def _value(self, name: str):
+        value = self.query_one(f"#f-{name}", Select).value
+        return None if value is Select.NULL or value == Select.NULL else value
+
+    def action_apply(self) -> None:
+        self.dismiss(replace(
+            self.current, status=self._value("status"), type=self._value("type"),
+            difficulty=self._value("difficulty"), tag=self._value("tag"),
+            document_id=self._value("document"), verdict=self._value("verdict"),
+            duplicates=self._value("duplicates") or "exclude",
+            sort=self._value("sort") or "queue",
+            text=self.query_one("#f-text", Input).value.strip()))
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        self.action_apply()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        if event.button.id == "apply":
+            self.action_apply()
+        elif event.button.id == "reset":
+            self.dismiss(CandidateFilter())
+        else:
+            self.dismiss(None)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)

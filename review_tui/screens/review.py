@@ -1,0 +1,420 @@
+"""The review screen: candidate list, detail pane, progress header, and every review key.
+
+Data flow, and what keeps it fast and loss-free:
+- Reads that a key press needs (a block of list rows, one candidate's detail) run on the UI
+  thread against the app's own connection; each is an index seek of ~1 ms.
+- Every decision is handed at once to the app's `DecisionWriter` (one thread, submission order,
+  one BEGIN IMMEDIATE transaction per decision). The list shows the new status at once through
+  its overlay, and the next pending candidate opens without waiting for the write.
+- Counts, list position and progress are recomputed off the UI thread (`schedule_refresh`)
+  after a filter change, after our writes land, and when `PRAGMA data_version` shows another
+  process (the generator, another annotator) committed: polled every 2 s.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import replace
+from functools import partial
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.screen import Screen
+from textual.widgets import Footer, Input
+from textual.worker import WorkerCancelled
+
+from builder.store import Store
+from builder.store import review as rs
+from builder.store.review import CandidateFilter
+from review_tui.screens.edit import EditResult, EditScreen
+from review_tui.screens.help import HelpScreen
+from review_tui.screens.modals import (ConfirmScreen, FilterScreen, Rejection, RejectScreen,
+                                       TagScreen)
+from review_tui.widgets.candidate_list import BLOCK, CandidateList
+from review_tui.widgets.detail import DetailPane
+from review_tui.widgets.progress import ProgressLine
+
+POLL_SECONDS = 2.0
+DECIDED = {"accept": "accepted", "reject": "rejected", "skip": "skipped"}
+
+
+def compute_refresh(db_path: str, f: CandidateFilter, candidate_id: str | None
+                    ) -> tuple[int, int | None, dict]:
+    """(count, position of candidate_id, progress stats): the heavier reads, run in a thread
+    on a connection of their own."""
+    store = Store(db_path, migrate=False)
+    try:
+        count = rs.count_candidates(store, f)
+        position = rs.position_of(store, f, candidate_id) if candidate_id else None
+        return count, position, rs.review_stats(store, f)
+    finally:
+        store.close()
+
+
+class ReviewScreen(Screen):
+    BINDINGS = [
+        Binding("a", "decide('accept')", "Accept", id="review.accept"),
+        Binding("r", "reject", "Reject", id="review.reject"),
+        Binding("s", "decide('skip')", "Skip", id="review.skip"),
+        Binding("e", "edit", "Edit", id="review.edit"),
+        Binding("t", "tag", "Tag", id="review.tag"),
+        Binding("u", "undo", "Undo", id="review.undo"),
+        Binding("n", "move(1)", "Next", id="review.next"),
+        Binding("p", "move(-1)", "Prev", id="review.prev"),
+        Binding("slash", "search", "Search", id="review.search"),
+        Binding("f", "filter", "Filter", id="review.filter"),
+        Binding("o", "cycle_sort", "Sort", show=False, id="review.sort"),
+        Binding("x", "reset_filter", "Queue", show=False, id="review.reset_filter"),
+        Binding("A", "bulk('accept')", "Bulk accept", show=False, id="review.bulk_accept"),
+        Binding("R", "bulk('reject')", "Bulk reject", show=False, id="review.bulk_reject"),
+        Binding("T", "bulk('tag')", "Bulk tag", show=False, id="review.bulk_tag"),
+        Binding("question_mark", "help", "Help", id="review.help"),
+        Binding("f1", "help", "Help", show=False, id="review.help_f1"),
+        Binding("q", "quit", "Quit", id="review.quit"),
+        # Modifier twins that still work while the search field has focus.
+        Binding("ctrl+n", "move(1)", "Next", show=False, id="review.next_alt"),
+        Binding("ctrl+p", "move(-1)", "Prev", show=False, id="review.prev_alt"),
+        Binding("ctrl+o", "decide('accept')", "Accept", show=False, id="review.accept_alt"),
+        Binding("escape", "focus_list", "List", show=False, id="review.focus_list"),
+    ]
+
+    def __init__(self, store: Store, db_path: str, annotator: str, writer):
+        super().__init__()
+        self.store = store
+        self.db_path = db_path
+        self.annotator = annotator
+        self.writer = writer
+        self.filter = CandidateFilter()
+        self.current_id: str | None = None
+        self.current: dict | None = None
+        self.stats: dict | None = None
+        self._generation = 0
+        self._landed: set[str] = set()
+        self._marker = rs.change_marker(store)
+        self._refresh_worker = None
+        self._refresh_timer = None
+
+    # ------------------------------------------------------------------ layout
+
+    def compose(self) -> ComposeResult:
+        yield ProgressLine(id="progress")
+        yield Input(placeholder="/ search question, answer or id — enter applies, esc returns",
+                    id="search")
+        with Horizontal(id="main"):
+            yield CandidateList(id="list")
+            yield DetailPane(id="detail")
+        yield Footer()
+
+    @property
+    def list(self) -> CandidateList:
+        return self.query_one("#list", CandidateList)
+
+    def on_mount(self) -> None:
+        self.apply_filter(self.filter)
+        self.list.focus()
+        self.set_interval(POLL_SECONDS, self.poll)
+
+    # ------------------------------------------------------------------ showing
+
+    def show_candidate(self, candidate_id: str | None) -> None:
+        """Make `candidate_id` current and load its detail (one small read)."""
+        self.current_id = candidate_id
+        self.current = rs.get_candidate(self.store, candidate_id) if candidate_id else None
+        overlay = self.list.overlay.get(candidate_id) if candidate_id else None
+        self.query_one("#detail", DetailPane).show(self.current, overlay)
+
+    def _show_index(self, index: int) -> None:
+        row = self.list.row(index)
+        if row is not None:
+            self.list.move_to(index)
+        self.show_candidate(row["id"] if row else None)
+
+    def apply_filter(self, f: CandidateFilter) -> None:
+        """Show the list for `f`: the first block is read now (index seek) and the first
+        pending row opened; the exact count and progress follow from a background refresh."""
+        self.filter = f
+        self._generation += 1
+        first = rs.page_candidates(self.store, f, 0, BLOCK)
+        lst = self.list
+        lst.reset(fetch=partial(rs.page_candidates, self.store, f), count=len(first), cursor=0)
+        lst.prime(0, first)
+        start = lst.find_pending(0, limit=len(first))
+        self._show_index(start if start is not None else 0)
+        search = self.query_one("#search", Input)
+        if search.value != f.text:
+            search.value = f.text
+        self._show_progress(count=None)
+        # Counting 100k rows competes for the CPU with the first paint; start it just after,
+        # and let quick successive filter changes share one count.
+        self.schedule_refresh(delay=0.1)
+
+    def _show_progress(self, count: int | None) -> None:
+        self.query_one("#progress", ProgressLine).show(self.stats, self.annotator,
+                                                       self.filter.describe(), count)
+
+    # ------------------------------------------------------------------ refresh
+
+    def schedule_refresh(self, delay: float = 0.0) -> None:
+        """Recompute count, position and progress in a thread (debounced by `delay`)."""
+        if self._refresh_timer is not None:
+            self._refresh_timer.stop()
+            self._refresh_timer = None
+        if delay:
+            self._refresh_timer = self.set_timer(delay, self.schedule_refresh)
+            return
+        self._refresh_worker = self.run_worker(self._refresh, group="refresh",
+                                               exclusive=True)
+
+    async def _refresh(self) -> None:
+        while True:
+            f, cid, generation = self.filter, self.current_id, self._generation
+            landed = set(self._landed)
+            count, position, stats = await asyncio.to_thread(compute_refresh, self.db_path,
+                                                             f, cid)
+            if generation != self._generation:
+                return  # a new filter started its own refresh
+            if cid == self.current_id:
+                break  # else the reviewer moved meanwhile: the position is stale, redo
+        for candidate_id in landed:
+            self.list.overlay.pop(candidate_id, None)
+        self._landed -= landed
+        self.stats = stats
+        lst = self.list
+        lst.reset(count=count, cursor=position if position is not None else lst.cursor)
+        if self.current_id is None and count:
+            self._show_index(lst.cursor)
+        self._show_progress(count)
+
+    async def settle(self) -> None:
+        """Wait until every queued write has landed and the view reflects it (for tests)."""
+        await self.writer.drain()
+        await asyncio.sleep(0)
+        self.schedule_refresh()
+        while True:
+            worker = self._refresh_worker
+            try:
+                await worker.wait()
+            except WorkerCancelled:
+                continue  # replaced by a newer refresh: wait for that one
+            if self._refresh_timer is not None:
+                self.schedule_refresh()  # a debounced refresh is pending: run it now
+            elif worker is self._refresh_worker:
+                return
+
+    def poll(self) -> None:
+        """Cheap change check: refresh only when another connection committed."""
+        marker = rs.change_marker(self.store)
+        if marker != self._marker:
+            self._marker = marker
+            self.schedule_refresh()
+
+    # ------------------------------------------------------------------ writes
+
+    def _submit(self, fn, *args, on_done=None, **kwargs) -> asyncio.Future:
+        future = asyncio.wrap_future(self.writer.submit(fn, *args, **kwargs))
+        future.add_done_callback(partial(self._write_done, on_done))
+        return future
+
+    def _write_done(self, on_done, future: asyncio.Future) -> None:
+        error = future.exception()
+        if error is not None:
+            self.app.notify(str(error), title="Not saved", severity="error", markup=False)
+        elif on_done is not None:
+            on_done(future.result())
+        self.schedule_refresh(delay=0.3)
+
+    def _decision_landed(self, candidate_id: str, _result) -> None:
+        self._landed.add(candidate_id)
+        if candidate_id == self.current_id:
+            self.show_candidate(candidate_id)
+
+    def action_decide(self, action: str, reason: str | None = None,
+                      note: str | None = None) -> None:
+        """Accept / reject / skip the current candidate, then open the next pending one."""
+        cid = self.current_id
+        if cid is None:
+            self.app.bell()
+            return
+        self.list.overlay[cid] = DECIDED[action]
+        self.list.refresh()
+        future = self._submit(rs.record_decision, cid, self.annotator, action, reason=reason,
+                              note=note, on_done=partial(self._decision_landed, cid))
+        future.add_done_callback(partial(self._decision_failed, cid))
+        self.open_next_pending()
+
+    def _decision_failed(self, candidate_id: str, future: asyncio.Future) -> None:
+        if future.exception() is not None:
+            self.list.overlay.pop(candidate_id, None)
+            self.list.refresh()
+
+    def open_next_pending(self) -> None:
+        """Move to the first pending row after the cursor (wrapping); if none is loaded
+        nearby, ask the store for the next one after the current sort key."""
+        lst = self.list
+        here = lst.cursor
+        index = lst.find_pending(here + 1)
+        if index is None:
+            index = lst.find_pending(0, limit=here)
+        if index is not None:
+            self._show_index(index)
+            return
+        row = lst.row(here)
+        cid = rs.next_pending(self.store, self.filter, row["sort_key"] if row else None,
+                              exclude_ids=list(lst.overlay))
+        if cid is None:
+            self.app.notify("No pending candidate left in this filter.", markup=False)
+            self.show_candidate(self.current_id)
+            return
+        self.show_candidate(cid)
+        self.schedule_refresh()
+
+    def action_reject(self) -> None:
+        if self.current_id is None:
+            self.app.bell()
+            return
+
+        def done(choice: Rejection | None) -> None:
+            if choice is not None:
+                self.action_decide("reject", choice.reason, choice.note)
+
+        self.app.push_screen(RejectScreen(), done)
+
+    def action_edit(self) -> None:
+        if self.current is None:
+            self.app.bell()
+            return
+        cid = self.current_id
+
+        def done(result: EditResult | None) -> None:
+            if result is None:
+                return
+            if result.edits:
+                self._submit(rs.record_decision, cid, self.annotator, "edit",
+                             edits=result.edits, on_done=partial(self._decision_landed, cid))
+            if result.then == "accept":
+                self.action_decide("accept")
+            elif result.then in ("next", "prev"):
+                self.action_move(1 if result.then == "next" else -1)
+
+        self.app.push_screen(EditScreen(self.current), done)
+
+    def action_tag(self) -> None:
+        if self.current is None:
+            self.app.bell()
+            return
+        cid = self.current_id
+
+        def done(raw: str | None) -> None:
+            if not raw:
+                return
+            action, tag = ("untag", raw[1:]) if raw.startswith("-") else ("tag", raw)
+            self._submit(rs.record_decision, cid, self.annotator, action, tag=tag,
+                         on_done=partial(self._decision_landed, cid))
+
+        known = rs.filter_choices(self.store)["tag"]
+        self.app.push_screen(TagScreen(self.current.get("tags", []), known), done)
+
+    def action_undo(self) -> None:
+        self._submit(rs.undo_last, self.annotator, on_done=self._undone)
+
+    def _undone(self, result: rs.UndoResult | None) -> None:
+        if result is None:
+            self.app.notify("Nothing to undo.", markup=False)
+            return
+        for cid in result.candidate_ids:
+            self.list.overlay.pop(cid, None)
+            self._landed.discard(cid)
+        message = f"Undid {result.action} of {len(result.candidate_ids)} candidate(s)."
+        if result.conflicts:
+            message += (f" {result.conflicts} not restored: changed by someone else since.")
+        self.app.notify(message, markup=False)
+        first = result.candidate_ids[0]
+        index = self.list.index_of(first)
+        if index is not None:
+            self.list.move_to(index)
+        self.show_candidate(first)
+        self.list.refresh()
+
+    def action_bulk(self, action: str) -> None:
+        f = self.filter
+        n = rs.count_candidates(self.store, f)
+        if not n:
+            self.app.notify("No candidate matches the filter.", markup=False)
+            return
+
+        def run(reason=None, note=None, tag=None, verb=action) -> None:
+            def confirmed(ok: bool) -> None:
+                if ok:
+                    self._submit(rs.bulk_decide, f, self.annotator, verb, reason=reason,
+                                 note=note, tag=tag, on_done=self._bulk_done)
+
+            what = {"accept": "Accept", "reject": f"Reject ({reason})",
+                    "tag": f"Tag #{tag}", "untag": f"Untag #{tag}"}[verb]
+            self.app.push_screen(ConfirmScreen(
+                f"{what} all {n} candidates matching:\n{f.describe()}\n"
+                "(u undoes the whole batch)"), confirmed)
+
+        if action == "accept":
+            run()
+        elif action == "reject":
+            self.app.push_screen(RejectScreen("Bulk reject: why?"),
+                                 lambda c: c and run(reason=c.reason, note=c.note))
+        else:
+            def tagged(raw: str | None) -> None:
+                if raw:
+                    verb, tag = ("untag", raw[1:]) if raw.startswith("-") else ("tag", raw)
+                    run(tag=tag, verb=verb)
+            self.app.push_screen(TagScreen([], rs.filter_choices(self.store)["tag"],
+                                           "Bulk tag"), tagged)
+
+    def _bulk_done(self, result: tuple[str, int]) -> None:
+        self.app.notify(f"Bulk action applied to {result[1]} candidate(s).", markup=False)
+        self.show_candidate(self.current_id)
+        self.schedule_refresh()
+
+    # ------------------------------------------------------------------ navigation
+
+    def action_move(self, delta: int) -> None:
+        lst = self.list
+        target = lst.cursor + delta
+        if not 0 <= target < lst.count:
+            self.app.bell()
+            return
+        self._show_index(target)
+
+    def on_candidate_list_cursor_moved(self, event: CandidateList.CursorMoved) -> None:
+        self.show_candidate(event.row["id"] if event.row else None)
+
+    def action_search(self) -> None:
+        self.query_one("#search", Input).focus()
+
+    def action_focus_list(self) -> None:
+        self.list.focus()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        if event.input.id == "search":
+            self.apply_filter(replace(self.filter, text=event.value.strip()))
+            self.list.focus()
+
+    def action_filter(self) -> None:
+        def done(f: CandidateFilter | None) -> None:
+            if f is not None:
+                self.apply_filter(f)
+
+        self.app.push_screen(FilterScreen(self.filter, rs.filter_choices(self.store)), done)
+
+    def action_cycle_sort(self) -> None:
+        names = list(rs.SORTS)
+        self.apply_filter(replace(self.filter,
+                                  sort=names[(names.index(self.filter.sort) + 1) % len(names)]))
+
+    def action_reset_filter(self) -> None:
+        self.apply_filter(CandidateFilter())
+
+    def action_help(self) -> None:
+        self.app.push_screen(HelpScreen(list(self.BINDINGS) + EditScreen.BINDINGS,
+                                        getattr(self.app, "keymap", {})))
+
+    def action_quit(self) -> None:
+        self.app.exit()

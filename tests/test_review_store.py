@@ -1,0 +1,268 @@
+"""builder/store/review.py: decisions and their log, undo, tags, bulk, paging, calibration."""
+
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import replace
+
+import pytest
+
+from builder.store import Store
+from builder.store import review as rs
+from builder.store.review import CandidateFilter, ReviewError
+from tests.review_factory import add_candidates, add_documents
+
+
+@pytest.fixture
+def store(tmp_path):
+    s = Store(tmp_path / "g.db")
+    yield s
+    s.close()
+
+
+def cand(store, cid):
+    return store.query("SELECT * FROM candidates WHERE id = ?", (cid,))[0]
+
+
+def log(store, cid=None):
+    sql = "SELECT * FROM review_log" + (" WHERE candidate_id = ?" if cid else "") + " ORDER BY id"
+    return store.query(sql, (cid,) if cid else ())
+
+
+def test_accept_reject_skip_write_projection_and_log_together(store):
+    add_candidates(store, 3)
+    rs.record_decision(store, "c000000", "ann", "accept")
+    rs.record_decision(store, "c000001", "ann", "reject", reason="not_grounded", note="n/a")
+    rs.record_decision(store, "c000002", "bob", "skip")
+    assert cand(store, "c000000")["status"] == "accepted"
+    c1 = cand(store, "c000001")
+    assert (c1["status"], c1["reject_reason"], c1["reject_note"], c1["reviewer"]) == (
+        "rejected", "not_grounded", "n/a", "ann")
+    assert cand(store, "c000002")["reviewer"] == "bob"
+    rows = log(store)
+    assert [r["action"] for r in rows] == ["accept", "reject", "skip"]
+    assert json.loads(rows[1]["before"])["status"] == "pending"
+    assert json.loads(rows[1]["after"])["status"] == "rejected"
+    assert rows[1]["reason"] == "not_grounded" and rows[1]["annotator"] == "ann"
+
+
+def test_bad_decisions_raise_and_write_nothing(store):
+    add_candidates(store, 1)
+    with pytest.raises(ReviewError):
+        rs.record_decision(store, "c000000", "ann", "reject", reason="bad")
+    with pytest.raises(ReviewError, match="needs a note"):
+        rs.record_decision(store, "c000000", "ann", "reject", reason="other")
+    with pytest.raises(ReviewError):
+        rs.record_decision(store, "nope", "ann", "accept")
+    with pytest.raises(ReviewError):
+        rs.record_decision(store, "c000000", "ann", "edit", edits={"type": "nonsense"})
+    assert log(store) == [] and cand(store, "c000000")["status"] == "pending"
+
+
+def test_edit_keeps_generated_original(store):
+    add_candidates(store, 1)
+    rs.record_decision(store, "c000000", "ann", "edit",
+                       edits={"question": "Better question?", "type": "reasoning"})
+    c = cand(store, "c000000")
+    assert c["question"] == "Question 0?" and c["edit_question"] == "Better question?"
+    assert c["type"] == "single_hop" and c["edit_type"] == "reasoning"
+    assert c["status"] == "pending"
+    # Editing back to the original clears the edit instead of storing a copy.
+    rs.record_decision(store, "c000000", "ann", "edit", edits={"question": "Question 0?"})
+    assert cand(store, "c000000")["edit_question"] is None
+    assert [r["action"] for r in log(store)] == ["edit", "edit"]
+
+
+def test_tags_and_no_op_writes_no_log(store):
+    add_candidates(store, 1)
+    rs.record_decision(store, "c000000", "ann", "tag", tag="needs expert")
+    assert rs.record_decision(store, "c000000", "ann", "tag", tag="needs-expert") is None
+    assert rs.get_candidate(store, "c000000")["tags"] == ["needs-expert"]
+    rs.record_decision(store, "c000000", "ann", "untag", tag="needs-expert")
+    assert rs.get_candidate(store, "c000000")["tags"] == []
+    assert len(log(store)) == 2
+    with pytest.raises(ReviewError):
+        rs.normalize_tag("x" * 41)
+
+
+def test_undo_per_annotator_one_by_one(store):
+    add_candidates(store, 3)
+    rs.record_decision(store, "c000000", "ann", "accept")
+    rs.record_decision(store, "c000001", "bob", "accept")
+    rs.record_decision(store, "c000002", "ann", "reject", reason="trivial")
+    rs.record_decision(store, "c000002", "ann", "tag", tag="x")
+    assert rs.undo_last(store, "ann").candidate_ids == ["c000002"]  # the tag
+    assert rs.get_candidate(store, "c000002")["tags"] == []
+    assert cand(store, "c000002")["status"] == "rejected"
+    rs.undo_last(store, "ann")  # the reject
+    c2 = cand(store, "c000002")
+    assert (c2["status"], c2["reject_reason"], c2["reviewer"]) == ("pending", None, None)
+    rs.undo_last(store, "ann")  # the accept of c0
+    assert cand(store, "c000000")["status"] == "pending"
+    assert rs.undo_last(store, "ann") is None
+    assert cand(store, "c000001")["status"] == "accepted"  # bob's decision untouched
+    undos = [r for r in log(store) if r["action"] == "undo"]
+    assert len(undos) == 3 and all(r["undoes"] for r in undos)
+
+
+def test_undo_does_not_overwrite_a_later_decision_by_someone_else(store):
+    add_candidates(store, 1)
+    rs.record_decision(store, "c000000", "ann", "accept")
+    rs.record_decision(store, "c000000", "bob", "reject", reason="wrong_answer")
+    result = rs.undo_last(store, "ann")
+    assert result.conflicts == 1 and result.restored == 0
+    assert cand(store, "c000000")["status"] == "rejected"
+    assert rs.undo_last(store, "ann") is None  # the conflicting row counts as handled
+
+
+def test_bulk_over_filter_and_undo_as_one_step(store):
+    add_candidates(store, 12)
+    f = CandidateFilter(type="reasoning")
+    batch, n = rs.bulk_decide(store, f, "ann", "accept", chunk=2)
+    assert n == rs.count_candidates(store, replace(f, status="accepted")) == 3
+    assert {r["batch_id"] for r in log(store)} == {batch}
+    rs.bulk_decide(store, CandidateFilter(), "ann", "tag", tag="batch1")
+    assert rs.count_candidates(store, CandidateFilter(tag="batch1")) == 12
+    assert rs.undo_last(store, "ann").restored == 12
+    assert rs.count_candidates(store, CandidateFilter(tag="batch1")) == 0
+    assert rs.undo_last(store, "ann").restored == 3
+    assert rs.count_candidates(store, CandidateFilter(status="accepted")) == 0
+
+
+def test_default_filter_is_queue_pending_first_passed_no_duplicates(store):
+    chunks = add_documents(store)
+    add_candidates(store, 6, chunk_ids=chunks)
+    add_candidates(store, 1, start=6, chunk_ids=chunks, verdict="failed")
+    add_candidates(store, 1, start=7, chunk_ids=chunks, duplicate_of="c000000")
+    rs.record_decision(store, "c000001", "ann", "accept")
+    f = CandidateFilter()
+    ids = [r["id"] for r in rs.page_candidates(store, f, 0, 50)]
+    assert ids == ["c000000", "c000002", "c000003", "c000004", "c000005", "c000001"]
+    assert rs.count_candidates(store, f) == 6
+    assert rs.count_candidates(store, replace(f, verdict=None, duplicates="include")) == 8
+    assert [r["id"] for r in rs.page_candidates(store, replace(f, duplicates="only",
+                                                                verdict=None), 0, 5)] == [
+        "c000007"]
+    assert rs.position_of(store, f, "c000001") == 5
+    assert rs.position_of(store, f, "c000006") is None
+    stats = rs.review_stats(store, replace(f, status="pending"))
+    assert (stats["total"], stats["reviewed"], stats["accepted"]) == (6, 1, 1)
+    assert stats["by_type"]["reasoning"] == {"total": 1, "reviewed": 1, "accepted": 1,
+                                             "rejected": 0}
+
+
+@pytest.mark.parametrize("sort", list(rs.SORTS))
+def test_keyset_pages_match_offset_pages_for_every_sort(store, sort):
+    add_candidates(store, 250)
+    for i in range(0, 250, 7):
+        rs.record_decision(store, f"c{i:06d}", "ann", "accept")
+    f = CandidateFilter(sort=sort)
+    full = [r["id"] for r in rs.page_candidates(store, f, 0, 1000)]
+    assert len(full) == 250
+    walked, after = [], None
+    while True:
+        page = rs.page_candidates(store, f, len(walked), 40, after=after)
+        if not page:
+            break
+        walked += [r["id"] for r in page]
+        after = page[-1]["sort_key"]
+    assert walked == full
+    assert rs.position_of(store, f, full[123]) == 123
+
+
+def test_next_pending_skips_decided_and_in_flight_and_wraps(store):
+    add_candidates(store, 5)
+    f = CandidateFilter(sort="oldest")
+    rows = rs.page_candidates(store, f, 0, 5)
+    rs.record_decision(store, "c000003", "ann", "skip")
+    assert rs.next_pending(store, f, rows[2]["sort_key"]) == "c000004"
+    assert rs.next_pending(store, f, rows[2]["sort_key"], ["c000004"]) == "c000000"
+    assert rs.next_pending(store, f, None, ["c000000", "c000001", "c000002",
+                                            "c000004"]) is None
+
+
+def test_search_is_literal_text_not_sql_or_like_syntax(store):
+    chunks = add_documents(store)
+    add_candidates(store, 3, chunk_ids=chunks)
+    add_candidates(store, 1, start=3, chunk_ids=chunks, question="100% [bold]sure[/]? '; DROP")
+    f = CandidateFilter(text="100%")
+    assert [r["id"] for r in rs.page_candidates(store, f, 0, 10)] == ["c000003"]
+    assert rs.count_candidates(store, CandidateFilter(text="%")) == 1
+    assert rs.count_candidates(store, CandidateFilter(text="_")) == 0
+    assert rs.count_candidates(store, CandidateFilter(text="'; DROP")) == 1
+    assert rs.count_candidates(store, CandidateFilter(text="c000001")) == 1
+
+
+def test_get_candidate_gives_hops_in_order_with_titles_and_evidence(store):
+    chunks = add_documents(store, n_docs=2, chunks_per_doc=2)
+    add_candidates(store, 1, chunk_ids=chunks, type="multi_hop",
+                   hops=json.dumps([["doc1.md#0"], ["doc0.md#1", "missing#9"]]),
+                   evidence=json.dumps([{"chunk_id": "doc1.md#0", "quote": "forty-two",
+                                         "start": None, "end": None}]))
+    store.conn.execute("UPDATE candidates SET chunk_ids = ?",
+                       (json.dumps(["doc1.md#0", "doc0.md#1", "missing#9"]),))
+    c = rs.get_candidate(store, "c000000")
+    assert [[ch["id"] for ch in hop] for hop in c["sources"]] == [
+        ["doc1.md#0"], ["doc0.md#1", "missing#9"]]
+    first = c["sources"][0][0]
+    assert first["document_title"] == "Document 1"
+    assert first["heading_path"] == ["Part 1", "Sec 0"]
+    assert first["evidence"][0]["quote"] == "forty-two"
+    assert c["sources"][1][1]["missing"] is True
+
+
+def test_two_writers_in_threads_never_lock(tmp_path):
+    path = tmp_path / "g.db"
+    with Store(path) as s:
+        add_candidates(s, 200)
+    errors: list[BaseException] = []
+
+    def work(name: str, ids: list[str]) -> None:
+        try:
+            with Store(path) as s:
+                for cid in ids:
+                    rs.record_decision(s, cid, name, "accept")
+                    rs.record_decision(s, cid, name, "tag", tag=name)
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(n, [f"c{i:06d}" for i in range(k, 200, 2)]))
+               for k, n in enumerate(("ann", "bob"))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    with Store(path) as s:
+        assert rs.count_candidates(s, CandidateFilter(status="accepted")) == 200
+        assert len(log(s)) == 400
+
+
+def _add_run(store):
+    with store.write() as db:
+        db["runs"].insert({"id": "run1", "created_at": "2025-01-01T00:00:00+00:00"})
+        db["run_items"].insert_all([
+            {"run_id": "run1", "query_id": f"q{i}", "question": f"Q{i}", "reference": "R",
+             "answer": "A", "contexts": json.dumps(["ctx a", "ctx b"]),
+             "judge": json.dumps({"faithfulness": 5, "correctness": 1})} for i in range(3)])
+
+
+def test_calibration_queue_hides_judge_and_drops_fully_scored(store):
+    _add_run(store)
+    queue = rs.calibration_queue(store, "ann", "run1")
+    assert [q["query_id"] for q in queue] == ["q0", "q1", "q2"]
+    assert all("judge" not in q for q in queue) and queue[0]["contexts"] == ["ctx a", "ctx b"]
+    rs.record_calibration(store, run_id="run1", query_id="q0", metric="faithfulness", score=4,
+                          annotator="ann")
+    assert rs.calibration_queue(store, "ann")[0]["scores"] == {"faithfulness": 4}
+    rs.record_calibration(store, run_id="run1", query_id="q0", metric="correctness", score=2,
+                          annotator="ann")
+    assert [q["query_id"] for q in rs.calibration_queue(store, "ann")] == ["q1", "q2"]
+    assert len(rs.calibration_queue(store, "bob")) == 3
+    with pytest.raises(ReviewError):
+        rs.record_calibration(store, run_id="run1", query_id="q1", metric="correctness",
+                              score=6, annotator="ann")
+    with pytest.raises(ReviewError):
+        rs.record_calibration(store, run_id="run1", query_id="q1", metric="judge", score=3,
+                              annotator="ann")
