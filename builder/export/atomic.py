@@ -1,0 +1,79 @@
+"""All-or-nothing output files: written to temporary files beside the targets, renamed at the end.
+
+Guarantee: if anything fails before `commit()`, no target is created or changed and every
+temporary file is removed. Each file is renamed with `os.replace` (atomic on one filesystem,
+which holds because the temporary file sits in the target's own folder); a set of files is
+renamed one after the other, data files first and the manifest last.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from pathlib import Path
+from typing import BinaryIO
+
+
+class HashingWriter:
+    """A binary file that counts its lines and hashes what is written (sha256)."""
+
+    def __init__(self, fh: BinaryIO, path: str):
+        self._fh = fh
+        self.path = path  # the temporary file until committed
+        self.sha256 = hashlib.sha256()
+        self.records = 0
+
+    def write_line(self, data: bytes) -> None:
+        self._fh.write(data)
+        self.sha256.update(data)
+        self.records += 1
+
+    def write(self, data: bytes) -> None:
+        self._fh.write(data)
+        self.sha256.update(data)
+
+    def flush(self) -> None:
+        self._fh.flush()
+
+
+class AtomicOutputs:
+    """Temporary files for a set of targets; `commit()` renames them into place, in order."""
+
+    def __init__(self) -> None:
+        self._pending: list[tuple[Path, str, BinaryIO]] = []
+        self._done = False
+
+    def open(self, target: Path) -> HashingWriter:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+        fh = os.fdopen(fd, "wb", buffering=1 << 20)
+        self._pending.append((target, tmp, fh))
+        return HashingWriter(fh, tmp)
+
+    def commit(self) -> None:
+        for _target, _tmp, fh in self._pending:
+            fh.flush()
+            os.fsync(fh.fileno())
+            fh.close()
+        for target, tmp, _fh in self._pending:
+            os.replace(tmp, target)
+        self._done = True
+
+    def discard(self) -> None:
+        for _target, tmp, fh in self._pending:
+            try:
+                fh.close()
+            except OSError:
+                pass
+            try:
+                os.unlink(tmp)
+            except FileNotFoundError:
+                pass
+        self._pending.clear()
+
+    def __enter__(self) -> "AtomicOutputs":
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is not None or not self._done:
+            self.discard()

@@ -1,0 +1,322 @@
+"""`golden export` end to end: build a tiny DB, run the command, assert on the files it writes."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from importlib import resources
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from builder.cli import main
+from builder.export import ExportOptions, export_dataset
+from builder.export.manifest import manifest_json_schema
+from tests.test_export_factory import add_candidates, add_tags, candidate_row, make_store
+
+FORMATS = ("native", "seed", "ragas", "deepeval")
+
+
+def run(db: Path, *args: str, capsys) -> tuple[int, str, str]:
+    """Run the real entry point (error mapping and exit codes included) in-process."""
+    with pytest.raises(SystemExit) as exc:
+        main(["--db", str(db), "export", *args])
+    out, err = capsys.readouterr()
+    return exc.value.code, out, err
+
+
+def read_jsonl(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_bytes().split(b"\n") if line]
+
+
+def schema(name: str) -> dict:
+    text = resources.files("builder").joinpath(f"schemas/{name}.schema.json").read_text()
+    return json.loads(text)
+
+
+@pytest.fixture
+def db(tmp_path) -> Path:
+    """Accepted items of several types and difficulties, plus items the export must leave out."""
+    path = tmp_path / "golden.db"
+    store = make_store(path)
+    rows = [
+        candidate_row("c-edit", edit_question="Edited question?", edit_answer="Edited answer.",
+                      edit_type="reasoning", edit_difficulty="hard", reviewer="bob",
+                      chunk_ids=["doc-b#0", "doc-a#1"]),
+        candidate_row("c-multi", type="multi_hop", difficulty="medium",
+                      chunk_ids=["doc-a#0", "doc-b#0"], document_id="docs/a.md"),
+        candidate_row("c-failed-but-accepted", verdict="failed"),
+        candidate_row("c-pending", status="pending", verdict="passed"),
+        candidate_row("c-pending-failed", status="pending", verdict="failed"),
+        candidate_row("c-rejected", status="rejected"),
+        candidate_row("c-dup", duplicate_of="c-multi"),
+    ]
+    for i in range(12):
+        rows.append(candidate_row(f"c-{i:02d}", difficulty=("easy", "medium", "hard")[i % 3],
+                                  type=("single_hop", "temporal")[i % 2]))
+    add_candidates(store, rows)
+    add_tags(store, [("c-multi", "geo"), ("c-multi", "capitals")])
+    store.close()
+    return path
+
+
+def test_native_export_applies_edits_and_filters(db, tmp_path, capsys):
+    out = tmp_path / "golden.jsonl"
+    code, stdout, err = run(db, "--out", str(out), capsys=capsys)
+    assert code == 0, err
+    records = {r["id"]: r for r in read_jsonl(out)}
+    # accepted only; duplicates out; a human accept wins over a failed automatic verdict
+    assert "c-pending" not in records and "c-rejected" not in records and "c-dup" not in records
+    assert "c-failed-but-accepted" in records
+    assert len(records) == 15
+    edited = records["c-edit"]
+    assert edited["query"] == "Edited question?"
+    assert edited["expected_answer"] == "Edited answer."
+    assert edited["type"] == "reasoning" and edited["difficulty"] == "hard"
+    assert edited["edited"] == ["question", "answer", "type", "difficulty"]
+    assert edited["reviewer"] == "bob"
+    assert edited["relevant_chunk_ids"] == ["doc-b#0", "doc-a#1"]
+    assert edited["relevant_contexts"] == ["Berlin is the capital of Germany.",
+                                           "The Seine flows through Paris."]
+    assert [d["id"] for d in edited["source_documents"]] == ["docs/b.md", "docs/a.md"]
+    assert records["c-multi"]["tags"] == ["capitals", "geo"]
+    assert records["c-multi"]["split"] is None
+    assert "wrote 15 records" in stdout
+
+
+def test_status_widens_the_selection_but_failed_verdicts_stay_out(db, tmp_path, capsys):
+    out = tmp_path / "g.jsonl"
+    code, _, err = run(db, "--out", str(out), "--status", "accepted,pending", capsys=capsys)
+    assert code == 0, err
+    ids = {r["id"] for r in read_jsonl(out)}
+    assert "c-pending" in ids and "c-pending-failed" not in ids
+    code, _, err = run(db, "--out", str(out), "--status", "rejected", "--status", "accepted",
+                       "--types", "multi_hop", capsys=capsys)
+    assert code == 0, err
+    assert {r["id"] for r in read_jsonl(out)} == {"c-multi"}
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_every_format_matches_its_json_schema(db, tmp_path, capsys, fmt):
+    out = tmp_path / f"{fmt}.jsonl"
+    code, _, err = run(db, "--out", str(out), "--format", fmt, "--split",
+                       "train=0.5,test=0.5", capsys=capsys)
+    assert code == 0, err
+    validator = jsonschema.Draft202012Validator(schema(fmt))
+    lines = 0
+    for split in ("train", "test"):
+        for record in read_jsonl(tmp_path / f"{fmt}.{split}.jsonl"):
+            validator.validate(record)
+            lines += 1
+    assert lines == 15
+    manifest = json.loads((tmp_path / f"{fmt}.jsonl.manifest.json").read_text())
+    jsonschema.Draft202012Validator(manifest_json_schema()).validate(manifest)
+
+
+def test_external_formats_carry_the_edited_text(db, tmp_path, capsys):
+    by_format = {}
+    for fmt in ("seed", "ragas", "deepeval"):
+        out = tmp_path / f"{fmt}.jsonl"
+        assert run(db, "--out", str(out), "--format", fmt, capsys=capsys)[0] == 0
+        by_format[fmt] = read_jsonl(out)
+    seed = next(r for r in by_format["seed"] if r["query"] == "Edited question?")
+    assert seed == {"query": "Edited question?", "expectedAnswer": "Edited answer.",
+                    "relevantChunkIds": ["doc-b#0", "doc-a#1"], "intent": "reasoning"}
+    ragas = next(r for r in by_format["ragas"] if r["user_input"] == "Edited question?")
+    assert ragas["reference"] == "Edited answer."
+    assert ragas["reference_context_ids"] == ["doc-b#0", "doc-a#1"]
+    deep = next(r for r in by_format["deepeval"] if r["input"] == "Edited question?")
+    assert deep["expected_output"] == "Edited answer."
+    assert deep["context"][0] == "Berlin is the capital of Germany."
+    assert deep["source_file"] == "docs/b.md"
+    assert deep["additional_metadata"]["id"] == "c-edit"
+
+
+def test_committed_manifest_schema_matches_the_model():
+    assert schema("manifest") == manifest_json_schema()
+
+
+def test_manifest_describes_the_export(db, tmp_path, capsys):
+    out = tmp_path / "golden.jsonl"
+    code, _, err = run(db, "--out", str(out), "--split", "train=0.6,dev=0.2,test=0.2",
+                       "--seed", "3", capsys=capsys)
+    assert code == 0, err
+    assert not out.exists()  # with --split only the split files are written
+    manifest = json.loads((tmp_path / "golden.jsonl.manifest.json").read_text())
+    files = manifest["files"]
+    assert [f["split"] for f in files] == ["train", "dev", "test"]
+    blobs = [(tmp_path / f["path"]).read_bytes() for f in files]
+    for f, blob in zip(files, blobs):
+        assert f["sha256"] == hashlib.sha256(blob).hexdigest()
+        assert f["records"] == blob.count(b"\n")
+    assert manifest["content_sha256"] == hashlib.sha256(b"".join(blobs)).hexdigest()
+    assert manifest["records"] == 15
+    assert manifest["seed"] == 3
+    assert manifest["database"] == str(db.resolve())
+    assert manifest["filters"]["statuses"] == ["accepted"]
+    assert manifest["documents"] == ["docs/a.md", "docs/b.md"]
+    assert manifest["documents_covered"] == 2
+    # counts per split x type x difficulty agree with the files
+    counted: dict = {}
+    for f in files:
+        for record in read_jsonl(tmp_path / f["path"]):
+            assert record["split"] == f["split"]
+            by_diff = counted.setdefault(f["split"], {}).setdefault(record["type"], {})
+            by_diff[record["difficulty"]] = by_diff.get(record["difficulty"], 0) + 1
+    assert manifest["counts"] == counted
+
+
+def test_same_seed_gives_identical_bytes_and_another_seed_another_split(db, tmp_path, capsys):
+    def export(name: str, seed: str) -> list[bytes]:
+        out = tmp_path / name
+        assert run(db, "--out", str(out), "--split", "train=0.5,test=0.5", "--seed", seed,
+                   capsys=capsys)[0] == 0
+        return [(tmp_path / name.replace(".jsonl", f".{s}.jsonl")).read_bytes()
+                for s in ("train", "test")]
+
+    first, again, other = export("a.jsonl", "1"), export("b.jsonl", "1"), export("c.jsonl", "2")
+    assert first == again
+    assert first != other
+
+
+def test_variants_of_one_fact_land_in_the_same_split(tmp_path, capsys):
+    db = tmp_path / "g.db"
+    store = make_store(db)
+    rows = []
+    for f in range(10):  # ten facts, each a question plus two evolved variants
+        for v in range(3):
+            rows.append(candidate_row(f"f{f}-v{v}", seed_fact_id=f"fact-{f}",
+                                      difficulty=("easy", "medium", "hard")[v]))
+    rows += [candidate_row(f"single-{i}", difficulty=("easy", "medium", "hard")[i % 3])
+             for i in range(30)]
+    add_candidates(store, rows)
+    store.close()
+    out = tmp_path / "g.jsonl"
+    code, _, err = run(db, "--out", str(out), "--split", "train=0.6,dev=0.2,test=0.2",
+                       capsys=capsys)
+    assert code == 0, err
+    split_of_fact: dict[str, set[str]] = {}
+    per_split_difficulty: dict[tuple[str, str], int] = {}
+    for split in ("train", "dev", "test"):
+        for r in read_jsonl(tmp_path / f"g.{split}.jsonl"):
+            if r["seed_fact_id"]:
+                split_of_fact.setdefault(r["seed_fact_id"], set()).add(split)
+            key = (split, r["difficulty"])
+            per_split_difficulty[key] = per_split_difficulty.get(key, 0) + 1
+    assert len(split_of_fact) == 10
+    assert all(len(s) == 1 for s in split_of_fact.values())
+    # 20 items per difficulty: 12/4/4 exactly, since single items can absorb the groups.
+    for d in ("easy", "medium", "hard"):
+        assert [per_split_difficulty.get((s, d), 0) for s in ("train", "dev", "test")] == [12, 4, 4]
+    manifest = json.loads((tmp_path / "g.jsonl.manifest.json").read_text())
+    assert manifest["stratification"]["groups"] == 10
+    assert manifest["stratification"]["deviations"] == []
+
+
+def test_balance_subsamples_and_warns_about_the_short_stratum(tmp_path, capsys):
+    db = tmp_path / "g.db"
+    store = make_store(db)
+    rows = ([candidate_row(f"e{i}", difficulty="easy") for i in range(50)]
+            + [candidate_row(f"m{i}", difficulty="medium") for i in range(30)]
+            + [candidate_row(f"h{i}", difficulty="hard") for i in range(6)]
+            + [candidate_row("u0", difficulty=None)])
+    add_candidates(store, rows)
+    store.close()
+    out = tmp_path / "g.jsonl"
+    code, _, err = run(db, "--out", str(out), "--balance", "difficulty=40:30:30", capsys=capsys)
+    assert code == 0, err
+    difficulties = [r["difficulty"] for r in read_jsonl(out)]
+    assert (difficulties.count("easy"), difficulties.count("medium"),
+            difficulties.count("hard")) == (8, 6, 6)
+    warning = [line for line in err.splitlines() if "too few" in line]
+    assert len(warning) == 1
+    assert "hard has 6 of the 25" in warning[0] and "exporting 20 of 86" in warning[0]
+    assert "1 item(s) have no difficulty" in err
+    manifest = json.loads((tmp_path / "g.jsonl.manifest.json").read_text())
+    assert manifest["balance"]["short"] == ["hard"]
+    assert manifest["balance"]["kept"] == {"easy": 8, "medium": 6, "hard": 6}
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--format", "csv"], "unknown format 'csv'"),
+    (["--split", "train=0.6,test=0.3"], "sum to 0.9, not 1"),
+    (["--split", "train:0.6"], "expected NAME=PROPORTION"),
+    (["--balance", "difficulty=40:30"], "expected difficulty=EASY:MEDIUM:HARD"),
+    (["--balance", "size=1:1:1"], "expected difficulty=EASY:MEDIUM:HARD"),
+    (["--status", "approved"], "unknown status 'approved'"),
+    (["--types", "multi_hop", "--status", "skipped"], "nothing to export"),
+    (["--balance", "difficulty=0:0:1", "--types", "multi_hop"], "no hard items"),
+])
+def test_bad_input_exits_2_with_one_line_and_writes_nothing(db, tmp_path, capsys, args, message):
+    out = tmp_path / "out" / "golden.jsonl"
+    out.parent.mkdir()
+    code, _, err = run(db, "--out", str(out), *args, capsys=capsys)
+    assert code == 2
+    assert message in err
+    assert len(err.strip().splitlines()) == 1
+    assert list(out.parent.iterdir()) == []
+
+
+def test_output_in_a_missing_folder_exits_2(db, tmp_path, capsys):
+    code, _, err = run(db, "--out", str(tmp_path / "missing" / "g.jsonl"), capsys=capsys)
+    assert code == 2
+    assert "folder does not exist" in err
+    assert not (tmp_path / "missing").exists()
+
+
+def test_failure_mid_export_leaves_no_file(tmp_path):
+    db = tmp_path / "g.db"
+    store = make_store(db)
+    add_candidates(store, [candidate_row("ok"), candidate_row("stale", chunk_ids=["gone#0"])])
+    with pytest.raises(Exception, match="gone#0"):
+        export_dataset(store, ExportOptions(out=tmp_path / "g.jsonl",
+                                            split={"train": 0.5, "test": 0.5}))
+    assert [p.name for p in tmp_path.iterdir() if not p.name.startswith("g.db")] == []
+
+
+def test_export_dataset_api(tmp_path):
+    store = make_store(tmp_path / "g.db")
+    add_candidates(store, [candidate_row(f"c{i}") for i in range(5)])
+    result = export_dataset(store, ExportOptions(out=tmp_path / "x.jsonl", format="ragas",
+                                                 dataset_version="v1"))
+    assert result.total == 5
+    assert result.files[0].path == "x.jsonl"
+    assert result.manifest_path == tmp_path / "x.jsonl.manifest.json"
+    assert result.manifest.dataset_version == "v1"
+
+
+def test_untrusted_text_is_data_one_record_per_line(tmp_path):
+    store = make_store(tmp_path / "g.db")
+    nasty = 'Line one\nline "two" \u2028 </script> {{var}} \x1b[31m ünïcødé 🙂'
+    add_candidates(store, [candidate_row("c1", edit_answer=nasty, evidence="not json"),
+                           candidate_row("c2", evidence=[{"chunk_id": "doc-a#0", "quote": "q",
+                                                          "start": True}, "junk", {"quote": 1}])])
+    export_dataset(store, ExportOptions(out=tmp_path / "g.jsonl"))
+    lines = (tmp_path / "g.jsonl").read_bytes().split(b"\n")
+    assert lines[-1] == b"" and len(lines) == 3
+    records = [json.loads(line) for line in lines[:2]]
+    assert records[0]["expected_answer"] == nasty
+    assert records[0]["evidence"] == []
+    assert records[1]["evidence"] == [{"chunk_id": "doc-a#0", "quote": "q", "start": None,
+                                       "end": None}]
+    assert "\u2028".encode() not in lines[0]  # escaped: str.splitlines() must not split a record
+
+
+def test_refuses_to_overwrite_the_database(db, capsys):
+    before = db.read_bytes()
+    code, _, err = run(db, "--out", str(db), capsys=capsys)
+    assert code == 2 and "overwrite the database" in err
+    assert db.read_bytes() == before
+
+
+def test_a_group_too_big_for_its_split_is_reported(tmp_path):
+    store = make_store(tmp_path / "g.db")
+    add_candidates(store, [candidate_row(f"v{i}", seed_fact_id="fact") for i in range(6)]
+                   + [candidate_row(f"s{i}") for i in range(4)])
+    result = export_dataset(store, ExportOptions(out=tmp_path / "g.jsonl",
+                                                 split={"a": "0.4", "b": "0.3", "c": "0.3"}))
+    assert [f.records for f in result.files] == [6, 2, 2]
+    assert any("off their exact split targets" in w for w in result.warnings)
+    devs = {(d.split, d.target, d.actual) for d in result.manifest.stratification.deviations}
+    assert devs == {("a", 4, 6), ("b", 3, 2), ("c", 3, 2)}
