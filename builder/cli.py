@@ -40,9 +40,15 @@ class CliContext:
 
     db_path: str
 
-    def open_store(self):
+    def open_store(self, *, create: bool = False):
+        """Open (and migrate) the database. Only commands that fill it (`ingest`, `demo`,
+        `score`) may create a new file; the others say plainly that there is none yet."""
+        from builder.errors import InputError
         from builder.store import Store
 
+        if not create and self.db_path != ":memory:" and not os.path.exists(self.db_path):
+            raise InputError("no golden database here yet; run `golden ingest` first "
+                             "(or pass --db / set GOLDEN_DB)", path=self.db_path)
         return Store(self.db_path)
 
 

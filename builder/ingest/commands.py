@@ -37,7 +37,7 @@ def ingest(obj: CliContext, paths: tuple[str, ...], include: tuple[str, ...],
     """
     from builder.ingest.pipeline import ingest_paths
 
-    store = obj.open_store()
+    store = obj.open_store(create=True)
     try:
         report = ingest_paths(
             store, list(paths), include=include, exclude=exclude, chunk_tokens=chunk_tokens,

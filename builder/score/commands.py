@@ -145,7 +145,7 @@ def _score_jsonl(obj, golden: GoldenSet, run: dict[str, RunItem], options: Score
     from builder.score.judge import Judge, JudgeInput
     from builder.store.candidates import chunks_by_id
 
-    with obj.open_store() as store, open_llm(store, llm_settings, job="score") as llm:
+    with obj.open_store(create=True) as store, open_llm(store, llm_settings, job="score") as llm:
         judge_obj = Judge(llm, prompts_dir=prompts_dir, max_contexts=max_contexts,
                           concurrency=llm_settings.concurrency)
         inputs = []
@@ -191,7 +191,7 @@ def _save(obj, report: dict[str, Any], golden: GoldenSet | None, run: dict[str, 
             "metrics": entry["metrics"],
             "judge": entry["judge"],
         })
-    with obj.open_store() as store:
+    with obj.open_store(create=True) as store:
         save_run(store, run_id=run_id, name=name or Path(report["run"]).stem,
                  golden_path=report["golden"], run_path=report["run"],
                  judge_model=report["judge"]["model"], options=report["options"],
