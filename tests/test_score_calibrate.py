@@ -67,6 +67,9 @@ def test_calibrate_from_an_imported_csv(scored_db, tmp_path, capsys):
 
 
 def test_calibrate_without_a_run_or_scores(tmp_path, capsys, scored_db):
+    code, _, err = golden_cli(capsys, "--db", str(tmp_path / "missing.db"), "calibrate")
+    assert code == 2 and "no golden database here yet" in err
+    Store(tmp_path / "empty.db").close()
     code, _, err = golden_cli(capsys, "--db", str(tmp_path / "empty.db"), "calibrate")
     assert code == 2 and "no scored run" in err
     code, _, err = golden_cli(capsys, "--db", str(scored_db), "calibrate")
