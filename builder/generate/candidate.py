@@ -1,0 +1,70 @@
+"""Building candidate rows the same way for every stage, and the deterministic ids they get.
+
+A candidate's id is a hash of what made it (type, the facts in hop order, the prompt version,
+the model), so regenerating the same unit yields the same id and `INSERT OR IGNORE` keeps one
+row. The fields filled here are the contract with review and export: `chunk_ids` in hop order,
+`hops` as one list of chunk ids per hop, `evidence` as {chunk_id, quote, start, end} per fact.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+LANGUAGE_NAMES = {"en": "English", "zh": "Chinese (simplified, 简体中文)"}
+
+
+def stable_id(*parts: object, size: int = 12) -> str:
+    """Hex digest of the JSON of `parts`: equal inputs give equal ids across runs and machines."""
+    raw = json.dumps(parts, ensure_ascii=False, sort_keys=True, default=str).encode("utf-8")
+    return hashlib.blake2b(raw, digest_size=size).hexdigest()
+
+
+def language_name(code: str | None) -> str:
+    return LANGUAGE_NAMES.get((code or "en").split("-")[0], code or "English")
+
+
+def hops_for(facts: list[dict], hop_chunks: list[str] | None = None) -> tuple[list[str], list[list[str]]]:
+    """(chunk_ids, hops) in hop order; a chunk cited by several facts appears once."""
+    order = hop_chunks or [f["chunk_id"] for f in facts]
+    chunk_ids: list[str] = []
+    for cid in order:
+        if cid not in chunk_ids:
+            chunk_ids.append(cid)
+    return chunk_ids, [[cid] for cid in chunk_ids]
+
+
+def make_candidate(
+    *, ctype: str, question: str, answer: str, facts: list[dict], language: str,
+    prompts: dict[str, str], model: str | None, seed_fact_id: str | None,
+    parent_id: str | None = None, document_id: str | None = None, key: object = None,
+    cite_facts: bool = True,
+) -> dict:
+    """One candidates row (verdict pending). `facts` are in hop order; with `cite_facts=False`
+    (unanswerable) the chunk and evidence lists stay empty and the facts only seed the id."""
+    cited = facts if cite_facts else []
+    chunk_ids, hops = hops_for(cited)
+    evidence = [
+        {"chunk_id": f["chunk_id"], "quote": f["evidence"], "start": f["evidence_start"],
+         "end": f["evidence_end"]}
+        for f in cited
+    ]
+    return {
+        "id": stable_id(ctype, [f["id"] for f in facts], prompts, model, key),
+        "type": ctype,
+        "question": question.strip(),
+        "answer": answer.strip(),
+        "language": language,
+        "chunk_ids": chunk_ids,
+        "hops": hops,
+        "evidence": evidence,
+        "fact_ids": [f["id"] for f in cited],
+        "seed_fact_id": seed_fact_id,
+        "parent_id": parent_id,
+        "document_id": document_id or (cited[0]["document_id"] if cited else
+                                       (facts[0]["document_id"] if facts else None)),
+        "generator_model": model,
+        "prompts": prompts,
+        "verdict": "pending",
+        "rejection_reasons": [],
+    }

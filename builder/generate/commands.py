@@ -1,0 +1,61 @@
+"""`golden generate`: a thin shell over `builder.generate.runner.run_generate`."""
+
+from __future__ import annotations
+
+import click
+
+from builder.llm.setup import llm_options
+
+
+@click.command()
+@click.option("--n", "n", type=click.IntRange(1, 100_000), default=20, show_default=True,
+              help="Target number of verified candidates (counting earlier runs).")
+@click.option("--mix", default=None, metavar="TYPE=SHARE,...",
+              help="Type shares, e.g. single_hop=0.4,multi_hop=0.2,unanswerable=0.2,temporal=0.2.")
+@click.option("--types", default=None, metavar="TYPE,...",
+              help="Only these types (single_hop, reasoning, multi_hop, comparative, temporal, "
+                   "unanswerable, ambiguous).")
+@click.option("--docs", default=None, metavar="GLOB",
+              help="Only documents whose id or path matches this glob, e.g. 'returns*'.")
+@click.option("--prompts", "prompts_dir", type=click.Path(file_okay=False, exists=True),
+              default=None, help="Folder whose .prompt files override the bundled ones.")
+@click.option("--seed", type=int, default=0, show_default=True,
+              help="Seed for which chunks and facts are picked.")
+@llm_options
+@click.pass_obj
+def generate(obj, n, mix, types, docs, prompts_dir, seed, llm_settings):
+    """Generate question/answer candidates from the ingested knowledge base.
+
+    \b
+    Stages: facts -> questions -> evolutions -> verification -> dedup -> difficulty.
+    Each step is saved as it finishes: run it again to resume after Ctrl-C, a crash or
+    --budget; with nothing left to do it makes no LLM calls.
+
+    \b
+    Example:
+      golden generate --n 50 --types single_hop,multi_hop,unanswerable --budget 2
+    """
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from builder.errors import InputError
+    from builder.llm.setup import open_llm
+    from builder.generate.models import GenerateOptions
+    from builder.generate.plan import parse_mix, parse_types
+    from builder.generate.runner import run_generate
+    from builder.generate.summary import render_summary
+
+    try:
+        options = GenerateOptions(
+            n=n, mix=parse_mix(mix), types=parse_types(types), docs=docs,
+            prompts_dir=prompts_dir, seed=seed,
+            concurrency=min(getattr(llm_settings, "concurrency", None) or 4, 256),
+        )
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
+    err = Console(stderr=True)
+    with obj.open_store() as store, open_llm(store, llm_settings, job="generate") as llm:
+        with Progress(TextColumn("{task.description:<12}"), BarColumn(), MofNCompleteColumn(),
+                      TimeElapsedColumn(), console=err, transient=False) as progress:
+            summary = run_generate(store, llm, options, progress=progress)
+    render_summary(summary, Console())

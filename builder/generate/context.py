@@ -1,0 +1,110 @@
+"""What every stage gets: the store, the LLM, the loaded prompts, the options and the run's
+counters; plus `run_units`, the one place that runs units of work concurrently.
+
+Concurrency model: units run as asyncio tasks (at most `concurrency` at a time); each unit
+awaits its LLM call and then writes its result synchronously in one transaction, so writes
+never interleave. `BudgetExceeded` (or any other exception, including Ctrl-C) cancels the
+units still waiting; a cancelled unit has written nothing, a finished one is committed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from rich.progress import Progress
+
+from builder.llm.prompts import Prompt, load_prompt
+from builder.llm.types import LLM, LLMResult
+from builder.store.db import Store
+
+from builder.generate.models import GenerateOptions
+
+T = TypeVar("T")
+
+PROMPT_NAMES = (
+    "facts", "questions", "evolve_reasoning", "evolve_multi_hop", "evolve_comparative",
+    "evolve_temporal", "evolve_unanswerable", "evolve_ambiguous", "verify_grounded",
+    "verify_multi_hop", "verify_unanswerable",
+)
+
+
+@dataclass
+class RunContext:
+    store: Store
+    llm: LLM
+    options: GenerateOptions
+    prompts: dict[str, Prompt] = field(default_factory=dict)
+    progress: Progress | None = None
+    calls: Counter = field(default_factory=Counter)       # stage -> LLM calls made this run
+    failures: Counter = field(default_factory=Counter)    # stage -> failed calls
+    facts_dropped: int = 0
+    notes: list[str] = field(default_factory=list)
+
+    @classmethod
+    def create(cls, store: Store, llm: LLM, options: GenerateOptions,
+               progress: Progress | None = None) -> "RunContext":
+        prompts = {name: load_prompt(name, options.prompts_dir) for name in PROMPT_NAMES}
+        return cls(store=store, llm=llm, options=options, prompts=prompts, progress=progress)
+
+    def model(self, role: str = "generator", stage: str | None = None) -> str:
+        try:
+            return self.llm.model_for(role, stage)
+        except Exception:  # a client without per-stage models
+            return getattr(self.llm, "model", "unknown")
+
+    async def call(self, name: str, variables: dict[str, Any], output: type,
+                   *, role: str = "generator") -> LLMResult:
+        """One structured call through the LLM protocol, counted per stage."""
+        self.calls[name] += 1
+        result = await self.llm.structured(self.prompts[name], variables, output, stage=name,
+                                           role=role)
+        if not result.ok:
+            self.failures[name] += 1
+        return result
+
+
+async def run_units(ctx: RunContext, label: str, items: Iterable[T],
+                    work: Callable[[T], Awaitable[None]]) -> None:
+    """Run `work(item)` for every item, `ctx.options.concurrency` at a time, with a progress
+    bar. The first exception cancels the rest and is re-raised (unwrapped from the group)."""
+    items = list(items)
+    if not items:
+        return
+    task_id = ctx.progress.add_task(label, total=len(items)) if ctx.progress else None
+    limit = asyncio.Semaphore(ctx.options.concurrency)
+
+    async def one(item: T) -> None:
+        async with limit:
+            await work(item)
+        if ctx.progress is not None:
+            ctx.progress.advance(task_id)
+
+    try:
+        async with asyncio.TaskGroup() as group:
+            for item in items:
+                group.create_task(one(item))
+    except BaseExceptionGroup as eg:  # noqa: F821 - builtin on 3.11
+        raise _first_leaf(eg) from None
+
+
+def _first_leaf(eg: BaseExceptionGroup) -> BaseException:
+    from builder.llm.types import BudgetExceeded
+
+    leaves: list[BaseException] = []
+
+    def walk(e: BaseException) -> None:
+        if isinstance(e, BaseExceptionGroup):
+            for sub in e.exceptions:
+                walk(sub)
+        else:
+            leaves.append(e)
+
+    walk(eg)
+    for leaf in leaves:  # a budget stop is the most useful thing to report
+        if isinstance(leaf, BudgetExceeded):
+            return leaf
+    return leaves[0]

@@ -1,0 +1,124 @@
+"""Stage 5: duplicates over the whole candidate pool (all runs), by code only.
+
+1. Exact: questions equal after normalisation (NFKC, casefold, letters/digits/CJK only).
+2. Near: MinHash over character 5-gram shingles of the normalised question (one 64-bit blake2b
+   per shingle, then 64 hash functions h XOR mask_i -- min over a C-level map, ~5x faster in
+   pure Python than (a*h+b) mod p with big integers), LSH with 16 bands x 4 rows (catches
+   pairs above ~0.5 Jaccard with high probability); each LSH pair is then confirmed by the exact
+   shingle Jaccard: question >= 0.8 AND answer (3-grams) >= 0.5. Requiring similar answers too
+   keeps "price of plan A?" and "price of plan B?" apart.
+
+In each duplicate group the better-verified candidate is kept (passed > pending > failed, then
+more passing checks, then the older one) and the others get `duplicate_of` = its id. Rows that
+already have `duplicate_of` keep it. Deterministic: same pool, same result; no LLM calls.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import unicodedata
+from collections import defaultdict
+
+NUM_PERM = 64
+BANDS, ROWS = 16, 4
+_EMPTY = (1 << 64) - 1
+_rng = random.Random(20240531)
+_MASKS = [_rng.getrandbits(64) for _ in range(NUM_PERM)]
+QUESTION_THRESHOLD = 0.8
+ANSWER_THRESHOLD = 0.5
+
+
+def normalise(text: str) -> str:
+    """NFKC, casefolded, punctuation to spaces, whitespace collapsed."""
+    text = unicodedata.normalize("NFKC", text).casefold()
+    return " ".join("".join(ch if ch.isalnum() else " " for ch in text).split())
+
+
+def shingles(text: str, n: int = 5) -> set[str]:
+    t = normalise(text)
+    if len(t) <= n:
+        return {t} if t else set()
+    return {t[i:i + n] for i in range(len(t) - n + 1)}
+
+
+def minhash(items: set[str]) -> tuple[int, ...]:
+    """64 minimum hash values; equal sets give equal signatures."""
+    if not items:
+        return tuple([_EMPTY] * NUM_PERM)
+    base = [int.from_bytes(hashlib.blake2b(s.encode("utf-8"), digest_size=8).digest(), "big")
+            for s in items]
+    return tuple(min(map(mask.__xor__, base)) for mask in _MASKS)
+
+
+def lsh_pairs(signatures: dict[str, tuple[int, ...]]) -> set[tuple[str, str]]:
+    """Id pairs that share at least one LSH band (candidates for near-duplicate)."""
+    pairs: set[tuple[str, str]] = set()
+    for band in range(BANDS):
+        buckets: dict[tuple, list[str]] = defaultdict(list)
+        lo = band * ROWS
+        for cid, sig in signatures.items():
+            buckets[sig[lo:lo + ROWS]].append(cid)
+        for members in buckets.values():
+            if len(members) > 1:
+                members.sort()
+                for i, a in enumerate(members):
+                    for b in members[i + 1:]:
+                        pairs.add((a, b))
+    return pairs
+
+
+def _jaccard(a: set, b: set) -> float:
+    return len(a & b) / len(a | b) if a or b else 0.0
+
+
+def _rank(c: dict) -> tuple:
+    verdict = {"passed": 0, "pending": 1, "failed": 2}.get(c.get("verdict"), 3)
+    passed = sum(1 for v in c.get("verification") or [] if v.get("passed") is True)
+    return (verdict, -passed, c.get("created_at") or "", c["id"])
+
+
+def find_duplicates(candidates: list[dict]) -> list[tuple[str, str]]:
+    """(duplicate id, kept id) for every candidate that duplicates a better one."""
+    pool = {c["id"]: c for c in candidates}
+    parent = {cid: cid for cid in pool}
+
+    def find(x: str) -> str:
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    def union(a: str, b: str) -> None:
+        ra, rb = find(a), find(b)
+        if ra != rb:
+            parent[max(ra, rb)] = min(ra, rb)
+
+    exact: dict[str, str] = {}
+    for cid in sorted(pool):
+        key = normalise(pool[cid]["question"])
+        if key in exact:
+            union(exact[key], cid)
+        else:
+            exact[key] = cid
+    q_sh = {cid: shingles(c["question"]) for cid, c in pool.items()}
+    sigs = {cid: minhash(sh) for cid, sh in q_sh.items()}
+    for a, b in lsh_pairs(sigs):
+        if find(a) == find(b):
+            continue
+        if _jaccard(q_sh[a], q_sh[b]) >= QUESTION_THRESHOLD and _jaccard(
+                shingles(pool[a]["answer"], 3), shingles(pool[b]["answer"], 3)) >= ANSWER_THRESHOLD:
+            union(a, b)
+    groups: dict[str, list[dict]] = defaultdict(list)
+    for cid in pool:
+        groups[find(cid)].append(pool[cid])
+    out = []
+    for members in groups.values():
+        if len(members) < 2:
+            continue
+        members.sort(key=_rank)
+        keep = next((m for m in members if not m.get("duplicate_of")), members[0])
+        for m in members:
+            if m is not keep and not m.get("duplicate_of"):
+                out.append((m["id"], keep["id"]))
+    return sorted(out)

@@ -1,0 +1,332 @@
+"""Code decides what each evolved question is about; the LLM only phrases it (see MEASURED.md:
+small models asked for "a multi-hop question" write single-hop ones, "unanswerable" ones the
+chunk answers, and temporal answers that use the old rule).
+
+Every picker returns `Material`: the facts in hop order, the prompt variables and a key that
+identifies the material (its evolve stage key is a hash of it). Rules, all lexical and
+deterministic:
+
+- reasoning: a fact stating a value under a condition ("within", "if", "unless", "at least",
+  ...), or two facts of one chunk that both state values (a calculation or comparison step).
+- multi_hop: two facts in different chunks (different documents first) that share an entity;
+  shared entities come from the facts' entity lists and from FTS5 searches for each entity.
+  Hop 1 is the fact that identifies the bridge, hop 2 the fact with the answer value.
+- comparative: two facts whose values carry the same unit ("5 days" / "2 days", "$10" / "$30")
+  and whose wording overlaps (attribute terms Jaccard >= 0.3: both are prices, both are
+  durations), about different entities, with different values.
+- temporal: two facts in different chunks with highly overlapping wording (attribute terms
+  Jaccard >= 0.5), the same entity (or >= 0.6 overlap), different values, and dates that order
+  them (the fact's own date, else its chunk's, else its document's). Hops: NEWER FIRST -- the
+  newer chunk holds the reference answer, the older one is cited as the superseded statement.
+- unanswerable: an entity E and an attribute word t that the KB states for a sibling entity
+  (one that shares attribute terms with E) but never for E: no chunk among the FTS5 top-20 for
+  "E t" contains both. The candidate cites no chunks.
+- ambiguous: two facts about different entities whose wording overlaps (shared attribute terms)
+  with different values; the shared term (the entities' common head noun when they have one,
+  e.g. "plan" for "Basic plan"/"Pro plan") is what the underspecified question uses.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from itertools import combinations
+
+from builder.store.search import search_chunks
+
+from builder.generate.terms import (
+    date_order_key, dates, jaccard, key_terms, numbers, value_units, without_dates,
+    word_before_value,
+)
+
+CONDITION_CUES = re.compile(
+    r"\b(if|unless|within|after|before|at least|at most|up to|more than|less than|over|under|"
+    r"only|except|per|each|every|minimum|maximum|until|or more|or less)\b"
+    r"|如果|除非|以内|之内|超过|至少|最多|每|不超过|以上|以下", re.I)
+
+
+@dataclass
+class Material:
+    type: str
+    facts: list[dict]                       # hop order
+    variables: dict[str, str]
+    key: tuple
+    info: dict = field(default_factory=dict)
+
+    @property
+    def document_id(self) -> str:
+        return self.facts[0]["document_id"]
+
+    @property
+    def language(self) -> str:
+        return self.facts[0].get("chunk_language") or self.facts[0].get("language") or "en"
+
+
+def annotate(facts: list[dict], chunks: dict[str, dict]) -> list[dict]:
+    """Add the derived fields the pickers use (keys starting with '_'); returns `facts`."""
+    doc_dates: dict[str, list[str]] = defaultdict(list)
+    chunk_dates: dict[str, list[str]] = {}
+    for cid, chunk in chunks.items():
+        found = [d for d in dates(chunk["text"] + " " + (chunk.get("title") or ""))
+                 if not d.startswith("v")]
+        chunk_dates[cid] = found
+        doc_dates[chunk["document_id"]].extend(found)
+    for f in facts:
+        f["_terms"] = key_terms(f["text"]) | key_terms(f["evidence"])
+        f["_vals"] = numbers(without_dates(f["evidence"]))
+        f["_units"] = value_units(f["evidence"])
+        names = [n for n in f.get("entities") or [] if key_terms(n)]
+        f["_names"] = {n.casefold() for n in names}
+        f["_name_list"] = names
+        ent_terms = set().union(*(key_terms(n) for n in names)) if names else set()
+        f["_ent_terms"] = ent_terms
+        f["_attr"] = {t for t in f["_terms"] - ent_terms if not t.isdigit()}
+        own = [d for d in (f.get("dates") or []) if not d.startswith("v")
+               and date_order_key(d)[0] == 0]
+        pool = own or chunk_dates.get(f["chunk_id"]) or doc_dates.get(f["document_id"]) or []
+        f["_when"] = max(pool, key=date_order_key) if pool else None
+        f["_cond"] = bool(CONDITION_CUES.search(f["text"]) or CONDITION_CUES.search(f["evidence"]))
+    return facts
+
+
+def spread(materials: list[Material], seed: int) -> list[Material]:
+    """Seeded shuffle, then round-robin over documents so no document comes first every time."""
+    rng = random.Random(seed)
+    items = sorted(materials, key=lambda m: m.key)
+    rng.shuffle(items)
+    by_doc: dict[str, list[Material]] = defaultdict(list)
+    for m in items:
+        by_doc[m.document_id].append(m)
+    out: list[Material] = []
+    queues = [by_doc[d] for d in sorted(by_doc)]
+    rng.shuffle(queues)
+    while any(queues):
+        for q in queues:
+            if q:
+                out.append(q.pop(0))
+    return out
+
+
+def _pairs_by_terms(facts: list[dict], min_shared: int) -> set[tuple[int, int]]:
+    """Index pairs of facts sharing at least `min_shared` attribute terms (blocking step)."""
+    index: dict[str, list[int]] = defaultdict(list)
+    for i, f in enumerate(facts):
+        for t in f["_attr"]:
+            index[t].append(i)
+    shared: Counter = Counter()
+    limit = max(50, len(facts) // 5)  # very common words block nothing
+    for members in index.values():
+        if len(members) > limit:
+            continue
+        for a, b in combinations(members, 2):
+            shared[(a, b)] += 1
+    return {p for p, n in shared.items() if n >= min_shared}
+
+
+def _fmt(f: dict) -> str:
+    return f["text"]
+
+
+def pick_reasoning(facts: list[dict]) -> list[Material]:
+    out = []
+    by_chunk: dict[str, list[dict]] = defaultdict(list)
+    for f in facts:
+        if f["_vals"]:
+            by_chunk[f["chunk_id"]].append(f)
+            if f["_cond"]:
+                out.append(Material("reasoning", [f], {"facts": f"1. {_fmt(f)}"}, ("r", f["id"])))
+    for group in by_chunk.values():
+        for a, b in combinations(group, 2):
+            if a["_vals"] != b["_vals"]:
+                text = f"1. {_fmt(a)}\n2. {_fmt(b)}"
+                out.append(Material("reasoning", [a, b], {"facts": text}, ("r", a["id"], b["id"])))
+    return out
+
+
+def pick_multi_hop(facts: list[dict], store=None) -> list[Material]:
+    by_name: dict[str, list[dict]] = defaultdict(list)
+    display: dict[str, str] = {}
+    for f in facts:
+        for n in f["_name_list"]:
+            by_name[n.casefold()].append(f)
+            display.setdefault(n.casefold(), n)
+    if store is not None:  # chunks that mention the entity though their facts do not list it
+        by_chunk: dict[str, list[dict]] = defaultdict(list)
+        for f in facts:
+            by_chunk[f["chunk_id"]].append(f)
+        for name in list(by_name):
+            terms = key_terms(name)
+            for hit in search_chunks(store, display[name], k=5):
+                for f in by_chunk.get(hit["id"], []):
+                    if terms <= f["_terms"] and f not in by_name[name]:
+                        by_name[name].append(f)
+    n_chunks = len({f["chunk_id"] for f in facts})
+    out: dict[tuple, Material] = {}
+    for name, members in sorted(by_name.items()):
+        if len({f["chunk_id"] for f in members}) < 2:
+            continue
+        if n_chunks >= 8 and len({f["chunk_id"] for f in members}) > max(3, n_chunks * 0.3):
+            continue  # "customers" links everything, and so bridges nothing
+        bridge_terms = key_terms(name)
+        for a in members:
+            for b in members:
+                if a["chunk_id"] == b["chunk_id"] or not (b["_vals"] or b.get("dates")):
+                    continue
+                if not (a["_attr"] - bridge_terms) or not (b["_attr"] - bridge_terms):
+                    continue
+                if jaccard(a["_attr"], b["_attr"]) >= 0.5:
+                    continue  # two statements of one attribute: a conflict, not a bridge
+                key = ("m", a["id"], b["id"])
+                if key in out:
+                    continue
+                cross_doc = a["document_id"] != b["document_id"]
+                out[key] = Material(
+                    "multi_hop", [a, b],
+                    {"bridge": display[name], "fact_a": _fmt(a), "fact_b": _fmt(b)},
+                    key, {"bridge": display[name], "cross_document": cross_doc})
+    # different documents first (stable within each group; spread() reorders by seed later)
+    return sorted(out.values(), key=lambda m: not m.info["cross_document"])
+
+
+def pick_comparative(facts: list[dict]) -> list[Material]:
+    by_unit: dict[str, list[dict]] = defaultdict(list)
+    for f in facts:
+        for u in f["_units"]:
+            by_unit[u].append(f)
+    out: dict[tuple, Material] = {}
+    for unit, members in sorted(by_unit.items()):
+        for a, b in combinations(members, 2):
+            if a["_vals"] == b["_vals"] or not a["_vals"] or not b["_vals"]:
+                continue
+            if a["_names"] & b["_names"] or a["id"] == b["id"]:
+                continue
+            if jaccard(a["_attr"], b["_attr"]) < 0.3:
+                continue  # "a 5% fee" and "a 10% discount" share a unit, not a kind
+            a, b = sorted((a, b), key=lambda f: f["id"])
+            key = ("c", a["id"], b["id"])
+            out.setdefault(key, Material("comparative", [a, b],
+                                         {"fact_a": _fmt(a), "fact_b": _fmt(b)}, key, {"unit": unit}))
+    return list(out.values())
+
+
+def pick_temporal(facts: list[dict]) -> list[Material]:
+    out = []
+    for i, j in sorted(_pairs_by_terms(facts, 2)):
+        a, b = facts[i], facts[j]
+        if a["chunk_id"] == b["chunk_id"] or not a["_when"] or not b["_when"]:
+            continue
+        if a["_when"] == b["_when"] or not a["_vals"] or not b["_vals"] or a["_vals"] == b["_vals"]:
+            continue
+        overlap = jaccard(a["_attr"], b["_attr"])
+        if overlap < 0.5 or not (a["_names"] & b["_names"] or overlap >= 0.6):
+            continue
+        newer, older = (a, b) if date_order_key(a["_when"]) > date_order_key(b["_when"]) else (b, a)
+        out.append(Material(
+            "temporal", [newer, older],
+            {"older_fact": _fmt(older), "older_date": older["_when"],
+             "newer_fact": _fmt(newer), "newer_date": newer["_when"]},
+            ("t", newer["id"], older["id"]),
+            {"newer_values": sorted(newer["_vals"] - older["_vals"])}))
+    return out
+
+
+def pick_ambiguous(facts: list[dict]) -> list[Material]:
+    out = []
+    for i, j in sorted(_pairs_by_terms(facts, 1)):
+        a, b = facts[i], facts[j]
+        if not a["_names"] or not b["_names"] or a["_names"] & b["_names"]:
+            continue
+        if not a["_vals"] or not b["_vals"] or a["_vals"] == b["_vals"]:
+            continue
+        if a["_units"] and b["_units"] and not a["_units"] & b["_units"]:
+            continue  # "$10" vs "5 days" is not one term read two ways
+        if jaccard(a["_attr"], b["_attr"]) < 0.3:
+            continue
+        head = a["_ent_terms"] & b["_ent_terms"]
+        shared = sorted(a["_attr"] & b["_attr"])
+        term = " ".join(sorted(head)) if head else (shared[0] if shared else "")
+        if not term:
+            continue
+        out.append(Material(
+            "ambiguous", [a, b],
+            {"term": term, "entity_a": a["_name_list"][0], "entity_b": b["_name_list"][0],
+             "fact_a": _fmt(a), "fact_b": _fmt(b)},
+            ("a", a["id"], b["id"]), {"term": term}))
+    return out
+
+
+def pick_unanswerable(facts: list[dict], store, limit: int = 50) -> list[Material]:
+    """(entity, attribute) pairs the KB leaves open; checked against the whole KB by FTS5.
+    Stops after `limit` finds (each probe is an FTS5 query)."""
+    by_name: dict[str, list[dict]] = defaultdict(list)
+    display: dict[str, str] = {}
+    for f in facts:
+        for n in f["_name_list"]:
+            by_name[n.casefold()].append(f)
+            display.setdefault(n.casefold(), n)
+    attrs = {n: set().union(*(f["_attr"] for f in fs)) for n, fs in by_name.items()}
+    out: dict[tuple, Material] = {}
+    checked: dict[tuple, bool] = {}
+    for target in sorted(by_name):
+        if len(out) >= limit:
+            break
+        target_terms = key_terms(target)
+        for sibling in sorted(by_name):
+            if sibling == target or not (attrs[sibling] & attrs[target]):
+                continue
+            for f in by_name[sibling]:
+                word = word_before_value(f["evidence"])
+                if not word or not key_terms(word):
+                    continue
+                t = next(iter(key_terms(word)))
+                if t in attrs[target] or t in target_terms or t in key_terms(sibling):
+                    continue
+                probe = (target, t)
+                if probe not in checked:
+                    checked[probe] = not _kb_states(store, display[target], word)
+                if not checked[probe]:
+                    continue
+                key = ("u", target, t)
+                out.setdefault(key, Material(
+                    "unanswerable", [f],
+                    {"entity": display[target], "attribute": word, "example": _fmt(f)},
+                    key, {"entity": display[target], "attribute": word}))
+                break
+    return list(out.values())
+
+
+def _kb_states(store, entity: str, word: str) -> bool:
+    """True when some chunk among the FTS5 top-20 for "entity word" holds all their terms."""
+    need = key_terms(entity) | key_terms(word)
+    for hit in search_chunks(store, f"{entity} {word}", k=20):
+        if need <= key_terms(hit["text"] + " " + (hit.get("title") or "")):
+            return True
+    return False
+
+
+def pick_all(facts: list[dict], store, seed: int, kinds: set[str] | None = None,
+             unanswerable_limit: int = 50) -> dict[str, list[Material]]:
+    """Every evolution's material (for `kinds`, default all), each list in seeded,
+    document-spread order."""
+    kinds = kinds or {"reasoning", "multi_hop", "comparative", "temporal", "unanswerable",
+                      "ambiguous"}
+    pickers = {
+        "reasoning": lambda: pick_reasoning(facts),
+        "multi_hop": lambda: pick_multi_hop(facts, store),
+        "comparative": lambda: pick_comparative(facts),
+        "temporal": lambda: pick_temporal(facts),
+        "unanswerable": lambda: pick_unanswerable(facts, store, unanswerable_limit),
+        "ambiguous": lambda: pick_ambiguous(facts),
+    }
+    picks = {kind: pick() for kind, pick in pickers.items() if kind in kinds}
+    out = {}
+    for kind, items in picks.items():
+        if kind == "multi_hop":  # keep cross-document bridges ahead of same-document ones
+            cross = [m for m in items if m.info["cross_document"]]
+            same = [m for m in items if not m.info["cross_document"]]
+            out[kind] = spread(cross, seed) + spread(same, seed)
+        else:
+            out[kind] = spread(items, seed)
+    return out

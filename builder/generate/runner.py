@@ -1,0 +1,222 @@
+"""The generation pipeline: orders the stages and decides how much work each round asks for.
+
+    facts -> questions (single_hop) -> evolutions -> verification -> dedup -> difficulty
+
+Each round first finishes what an earlier run left (pending verification), then counts the
+verified, non-duplicate candidates per type in the pool and asks for exactly the shortfall
+(round 1) or the shortfall divided by the observed pass rate (later rounds, at most 2x). So a
+run with nothing missing makes no LLM calls, and a scripted perfect model yields exactly the
+planned mix. Facts are extracted for about 0.6 chunk per wanted item (plan.py); a round
+that finds too little material for what it asked adds 2 chunks per missing item to the next
+round's budget. Every unit is committed with its ledger row, so Ctrl-C, a crash or `--budget`
+at any point loses at most the calls in flight; the next run resumes.
+
+`--docs` narrows everything (chunks, material, counts) to the matching documents.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import random
+import time
+from collections import Counter, defaultdict
+
+from rich.progress import Progress
+
+from builder.errors import InputError
+from builder.llm.types import LLM, BudgetExceeded
+from builder.store import candidates as cstore
+from builder.store.db import Store
+
+from builder.generate import dedup, difficulty, estimate, evolve, facts, questions, verify
+from builder.generate.candidate import stable_id
+from builder.generate.context import RunContext
+from builder.generate.material import annotate, pick_all
+from builder.generate.models import GenerateOptions, GenerateSummary
+from builder.generate.plan import chunk_budget, document_cap, select_chunks, type_targets
+from builder.generate.summary import build_summary
+
+# In order of scarcity: the rarer kind picks its material (and document cap room) first.
+EVOLVED = ("temporal", "ambiguous", "unanswerable", "multi_hop", "comparative", "reasoning")
+FACTS_PER_CALL = 3
+
+
+def run_generate(store: Store, llm: LLM, options: GenerateOptions,
+                 progress: Progress | None = None) -> GenerateSummary:
+    """Run the pipeline to (at most) `options.n` verified candidates; see the module doc.
+
+    Synchronous wrapper around `arun_generate` (starts its own event loop)."""
+    return asyncio.run(arun_generate(store, llm, options, progress))
+
+
+async def arun_generate(store: Store, llm: LLM, options: GenerateOptions,
+                        progress: Progress | None = None) -> GenerateSummary:
+    started = time.monotonic()
+    ctx = RunContext.create(store, llm, options, progress)
+    chunks = cstore.list_chunks(store, options.docs)
+    if not chunks:
+        where = f" matching --docs {options.docs!r}" if options.docs else ""
+        raise InputError(f"no chunks{where} in {store.path}; run `golden ingest` first")
+    plan, notes = type_targets(options.n, options.mix, options.types, options.min_defensive)
+    ctx.notes.extend(notes)
+    if getattr(llm, "dry_run", False):
+        est = await estimate.estimate_run(ctx, chunks, plan)
+        return build_summary(ctx, chunks, plan, dry_run=True, estimate=est,
+                             seconds=time.monotonic() - started)
+    stopped = None
+    try:
+        await _rounds(ctx, chunks, plan)
+    except BudgetExceeded as exc:
+        stopped = f"budget: {exc}"
+    return build_summary(ctx, chunks, plan, stopped=stopped, seconds=time.monotonic() - started)
+
+
+def _scope(ctx: RunContext, chunks: list[dict]) -> list[dict]:
+    ids = {c["id"] for c in chunks}
+    return [c for c in cstore.load_candidates(ctx.store)
+            if (set(c.get("chunk_ids") or []) & ids) or (not c.get("chunk_ids") and
+                                                           c.get("document_id") in {ch["document_id"] for ch in chunks})]
+
+
+async def _settle(ctx: RunContext, chunks: list[dict]) -> list[dict]:
+    """Verify pending candidates, mark duplicates, rate difficulty; return the pool in scope."""
+    pool = _scope(ctx, chunks)
+    facts_by_id = {f["id"]: f for f in cstore.load_facts(ctx.store)}
+    await verify.verify_pending(ctx, pool, facts_by_id)
+    everything = cstore.load_candidates(ctx.store)
+    # Dedup is pure code but O(pool); skip it when this exact pool (ids + verdicts) was done.
+    fingerprint = stable_id("dedup", sorted((c["id"], c["verdict"]) for c in everything))
+    if fingerprint not in cstore.done_keys(ctx.store, "dedup"):
+        cstore.record_duplicates(ctx.store, dedup.find_duplicates(everything),
+                                 stage="dedup", key=fingerprint)
+    pool = _scope(ctx, chunks)
+    difficulty.rate_difficulty(ctx.store, pool)
+    return pool
+
+
+def _counts(pool: list[dict]) -> tuple[Counter, Counter, dict[str, float]]:
+    """Verified non-duplicate counts per type and per document, and pass rate per type."""
+    verified, per_doc, passed, judged = Counter(), Counter(), Counter(), Counter()
+    for c in pool:
+        if c.get("duplicate_of"):
+            continue
+        if c["verdict"] in ("passed", "failed"):
+            judged[c["type"]] += 1
+        if c["verdict"] == "passed":
+            verified[c["type"]] += 1
+            per_doc[c["document_id"]] += 1
+            passed[c["type"]] += 1
+    rate = {t: (passed[t] + 1) / (judged[t] + 1) for t in judged}
+    return verified, per_doc, rate
+
+
+async def _rounds(ctx: RunContext, chunks: list[dict], plan: dict[str, int]) -> None:
+    opts = ctx.options
+    n_docs = len({c["document_id"] for c in chunks})
+    cap = document_cap(opts.n, n_docs)
+    extra_chunks = 0  # grows only when a round ran out of material, so facts calls stay ~0.6 n
+    for round_no in range(1, opts.max_rounds + 1):
+        pool = await _settle(ctx, chunks)
+        verified, per_doc, rate = _counts(pool)
+        short = {t: plan[t] - verified[t] for t in plan if plan[t] > verified[t]}
+        if not short:
+            return
+        ask = dict(short) if round_no == 1 else {
+            t: min(2 * s, math.ceil(s / max(rate.get(t, 1.0), 0.5))) for t, s in short.items()}
+
+        budget = min(len(chunks), chunk_budget(opts.n, len(chunks)) + extra_chunks)
+        selected = select_chunks(ctx.store, chunks, budget, opts.seed)
+        await facts.extract_facts(ctx, selected)
+        scope_ids = {c["id"] for c in chunks}
+        titles = {c["id"]: c.get("title") for c in chunks}
+        all_facts = [f for f in cstore.load_facts(ctx.store, prompt_version=ctx.prompts["facts"].version)
+                     if f["chunk_id"] in scope_ids]
+        for f in all_facts:
+            f["title"] = titles.get(f["chunk_id"])
+        planned_doc: Counter = Counter(per_doc)
+        calls_before = sum(ctx.calls.values())
+
+        # Scarce material first: evolutions reserve their share of each document's cap before
+        # single-hop questions (plentiful) take what is left.
+        chosen = []
+        starved = 0  # items asked for that found no material
+        kinds = {t for t in EVOLVED if ask.get(t)}
+        if kinds:
+            annotate(all_facts, {c["id"]: c for c in chunks})
+            materials = pick_all(all_facts, ctx.store, opts.seed, kinds,
+                                 unanswerable_limit=3 * ask.get("unanswerable", 0) + 5)
+            done = cstore.done_keys(ctx.store, evolve.STAGE)
+            for kind in EVOLVED:
+                want = ask.get(kind, 0)
+                fresh = [m for m in materials.get(kind, []) if evolve.evolve_key(ctx, m) not in done]
+                if want and not fresh and round_no == 1:
+                    ctx.notes.append(f"{kind}: the knowledge base offers no (more) material")
+                for m in fresh:
+                    if want <= 0:
+                        break
+                    if planned_doc[m.document_id] >= cap:
+                        continue
+                    planned_doc[m.document_id] += 1
+                    chosen.append(m)
+                    want -= 1
+                starved += max(want, 0)
+        if ask.get("single_hop"):
+            groups = _single_hop_groups(ctx, all_facts, pool, ask["single_hop"], planned_doc, cap)
+            starved += max(0, ask["single_hop"] - sum(len(g) for g in groups))
+            await questions.write_questions(ctx, groups)
+        if chosen:
+            parents = {c["seed_fact_id"]: c["id"] for c in cstore.load_candidates(ctx.store)
+                       if c["type"] == "single_hop" and c.get("seed_fact_id")}
+            await evolve.evolve(ctx, chosen, parents)
+
+        if starved and len(selected) < len(chunks):
+            extra_chunks += max(4, 2 * starved)  # more chunks -> more facts -> more pairs
+        elif sum(ctx.calls.values()) == calls_before and round_no > 1:
+            await _settle(ctx, chunks)
+            ctx.notes.append("stopped early: no more material for the types still short")
+            return
+    await _settle(ctx, chunks)
+
+
+def _single_hop_groups(ctx: RunContext, all_facts: list[dict], pool: list[dict], want: int,
+                       planned_doc: Counter, cap: int) -> list[list[dict]]:
+    """Facts not yet asked about, up to FACTS_PER_CALL per chunk, chunks round-robin over
+    documents in seeded order, respecting the per-document cap."""
+    used = {c["seed_fact_id"] for c in pool if c["type"] == "single_hop"}
+    for info in cstore.done_infos(ctx.store, questions.STAGE):
+        used.update(info.get("fact_ids") or [])
+    # The walk order is built from ALL facts (used ones are skipped during the walk), so a
+    # resumed run walks the same order as an uninterrupted one and picks the same facts.
+    by_chunk: dict[str, list[dict]] = defaultdict(list)
+    for f in all_facts:
+        by_chunk[f["chunk_id"]].append(f)
+    rng = random.Random(ctx.options.seed)
+    by_doc: dict[str, list[str]] = defaultdict(list)
+    for cid in sorted(by_chunk):
+        by_doc[by_chunk[cid][0]["document_id"]].append(cid)
+    docs = sorted(by_doc)
+    rng.shuffle(docs)
+    for d in docs:
+        rng.shuffle(by_doc[d])
+    for cid in by_chunk:
+        by_chunk[cid] = [f for f in by_chunk[cid] if f["id"] not in used]
+    for d in docs:
+        by_doc[d] = [cid for cid in by_doc[d] if by_chunk[cid]]
+    groups: list[list[dict]] = []
+    while want > 0 and any(by_doc[d] for d in docs):
+        for d in docs:
+            if want <= 0:
+                break
+            if not by_doc[d]:
+                continue
+            cid = by_doc[d].pop(0)
+            room = min(FACTS_PER_CALL, want, cap - planned_doc[d])
+            if room <= 0:
+                by_doc[d].clear()
+                continue
+            group = by_chunk[cid][:room]
+            planned_doc[d] += len(group)
+            want -= len(group)
+            groups.append(group)
+    return groups

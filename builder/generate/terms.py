@@ -1,0 +1,225 @@
+"""Lexical building blocks the pipeline's code checks are made of: word terms, numbers, dates.
+
+Everything here is deterministic and language-aware in the simplest useful way: Latin-script
+text is split into words; runs of CJK characters are split into overlapping character bigrams
+(Chinese has no spaces, and single characters are too common to mean anything).
+"""
+
+from __future__ import annotations
+
+import re
+from decimal import Decimal, InvalidOperation
+from itertools import combinations
+
+_CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_TOKEN = re.compile(rf"[{_CJK}]+|[^\W_]+", re.UNICODE)
+_CJK_RUN = re.compile(rf"^[{_CJK}]+$")
+
+# Function words that carry no topic. Data, not prose: extend freely.
+STOPWORDS = frozenset(
+    """a an the and or but if then than of to in on at by for with from as is are was were be been
+    being it its this that these those there here what which who whom whose when where why how do
+    does did done has have had can could may might must shall should will would not no nor any all
+    each every some such per via into onto over under about after before within without between
+    also only just more most less least very much many one you your we our they their he she his
+    her them us i me my mine yours ours theirs s t""".split()
+) | frozenset("的 了 是 在 和 与 及 或 吗 呢 吧 啊 什么 多少 哪 哪些 如何 怎么 为什么 几".split())
+
+_MONTHS = {m: i for i, m in enumerate(
+    "january february march april may june july august september october november december".split(), 1)}
+_MONTHS.update({m[:3]: i for m, i in list(_MONTHS.items())})
+_MON = r"(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:tember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
+_DATE_PATTERNS = [
+    (re.compile(r"\b(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})\b"), ("y", "m", "d")),
+    (re.compile(r"(\d{4})\s*年\s*(\d{1,2})\s*月(?:\s*(\d{1,2})\s*日)?"), ("y", "m", "d")),
+    (re.compile(rf"\b{_MON}\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s+(\d{{4}})\b", re.I), ("mon", "d", "y")),
+    (re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+{_MON}\.?,?\s+(\d{{4}})\b", re.I), ("d", "mon", "y")),
+    (re.compile(rf"\b{_MON}\.?\s+(\d{{4}})\b", re.I), ("mon", "y")),
+]
+_YEAR = re.compile(r"(?<![\d.])((?:19|20)\d{2})(?![\d.])")
+_VERSION = re.compile(r"\b(?:version|ver\.?|v)\s*(\d+(?:\.\d+){1,3})\b", re.I)
+_NUMBER = re.compile(r"(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?")
+
+
+def tokens(text: str) -> list[str]:
+    """Lowercased word tokens; CJK runs become character bigrams (a lone character stays)."""
+    out: list[str] = []
+    for tok in _TOKEN.findall(text.lower()):
+        if _CJK_RUN.match(tok):
+            if len(tok) == 1:
+                out.append(tok)
+            else:
+                out.extend(tok[i:i + 2] for i in range(len(tok) - 1))
+        else:
+            out.append(tok)
+    return out
+
+
+def stem(term: str) -> str:
+    """A crude English suffix strip so "joined"/"joins"/"joining" meet "join"."""
+    if not term.isascii() or term.isdigit():
+        return term
+    for suffix in ("ing", "ed", "es", "s"):
+        if len(term) > len(suffix) + 2 and term.endswith(suffix):
+            return term[: -len(suffix)]
+    return term
+
+
+def key_terms(text: str) -> set[str]:
+    """Content terms: tokens minus stopwords, lightly stemmed. One-letter names ("Plan B")
+    are kept: they often tell two entities apart."""
+    return {stem(t) for t in tokens(text) if t not in STOPWORDS}
+
+
+def jaccard(a: set, b: set) -> float:
+    if not a and not b:
+        return 0.0
+    return len(a & b) / len(a | b)
+
+
+def _canon_number(whole: str, frac: str | None) -> str:
+    raw = whole.replace(",", "") + (f".{frac}" if frac else "")
+    try:
+        value = Decimal(raw).normalize()
+    except InvalidOperation:
+        return raw
+    text = format(value, "f")
+    return text
+
+
+def numbers(text: str) -> set[str]:
+    """Numbers stated in the text, canonical ("1,000" -> "1000", "45.0" -> "45")."""
+    return {_canon_number(m.group(1), m.group(2)) for m in _NUMBER.finditer(text)}
+
+
+def arithmetic_closure(nums: set[str]) -> set[str]:
+    """`nums` plus every sum, difference, product and ratio of two of them (rounded), so an
+    answer that computes from evidence numbers still counts as grounded."""
+    values = []
+    for n in nums:
+        try:
+            values.append(Decimal(n))
+        except InvalidOperation:
+            pass
+    out = set(nums)
+
+    def add(v: Decimal) -> None:
+        for places in ("1", "0.1", "0.01"):
+            out.add(format(v.quantize(Decimal(places)).normalize(), "f"))
+
+    for a, b in combinations(values, 2):
+        add(a + b)
+        add(abs(a - b))
+        add(a * b)
+        if b:
+            add(a / b)
+            add(a / b * 100)
+        if a:
+            add(b / a)
+            add(b / a * 100)
+    return out
+
+
+def dates(text: str) -> list[str]:
+    """Dates and versions stated, normalised: 'YYYY-MM-DD', 'YYYY-MM', 'YYYY' or 'v1.2'.
+
+    Order of first appearance, no repeats. Bare years count only when no fuller date
+    contains them."""
+    found: list[tuple[int, str]] = []
+    covered: list[tuple[int, int]] = []
+    for pattern, parts in _DATE_PATTERNS:
+        for m in pattern.finditer(text):
+            if any(s <= m.start() < e for s, e in covered):
+                continue
+            g = dict(zip(parts, m.groups()))
+            month = int(g["m"]) if g.get("m") else _MONTHS.get((g.get("mon") or "").lower()[:3], 0)
+            if not 1 <= month <= 12:
+                continue
+            value = f"{int(g['y']):04d}-{month:02d}"
+            if g.get("d"):
+                value += f"-{int(g['d']):02d}"
+            found.append((m.start(), value))
+            covered.append((m.start(), m.end()))
+    for m in _YEAR.finditer(text):
+        if not any(s <= m.start() < e for s, e in covered):
+            found.append((m.start(), m.group(1)))
+    for m in _VERSION.finditer(text):
+        found.append((m.start(), "v" + m.group(1)))
+    seen: list[str] = []
+    for _, value in sorted(found):
+        if value not in seen:
+            seen.append(value)
+    return seen
+
+
+def date_order_key(value: str) -> tuple:
+    """Sort key for `dates()` output; versions sort after dates of the same kind."""
+    try:
+        if value.startswith("v"):
+            return (1, tuple(int(p) for p in value[1:].split(".")))
+        return (0, tuple(int(p) for p in value.split("-")))
+    except ValueError:  # not from dates(): sorts first, never crashes a run
+        return (-1, ())
+
+
+def detect_language(text: str) -> str:
+    """'zh' when CJK characters make up a fifth of the letters, else 'en'."""
+    letters = [c for c in text if c.isalpha()]
+    if not letters:
+        return "en"
+    cjk = sum(1 for c in letters if re.match(rf"[{_CJK}]", c))
+    return "zh" if cjk / len(letters) >= 0.2 else "en"
+
+
+def contains_term(text_terms: set[str], phrase: str) -> bool:
+    """True when every key term of `phrase` is among `text_terms`."""
+    terms = key_terms(phrase)
+    return bool(terms) and terms <= text_terms
+
+
+def without_dates(text: str) -> str:
+    """`text` with its dates, years and version numbers blanked out, so the numbers left are
+    values (prices, durations, counts)."""
+    for pattern, _ in _DATE_PATTERNS:
+        text = pattern.sub(" ", text)
+    text = _VERSION.sub(" ", text)
+    return _YEAR.sub(" ", text)
+
+
+_VALUE_UNIT = re.compile(
+    rf"([$€£¥])?\s?(\d[\d,]*(?:\.\d+)?)\s?(%|[A-Za-z]+|[{_CJK}])?", re.UNICODE)
+
+
+def value_units(text: str) -> set[str]:
+    """Units that numbers in `text` carry: a currency sign, '%', or the (stemmed) word or CJK
+    character right after the number ("5 days" -> "day", "$12" -> "$")."""
+    units = set()
+    for m in _VALUE_UNIT.finditer(without_dates(text)):
+        if m.group(1):
+            units.add(m.group(1))
+        elif m.group(3):
+            unit = m.group(3).lower()
+            if unit not in STOPWORDS:
+                units.add(stem(unit) if unit.isascii() else unit)
+    return units
+
+
+def word_before_value(text: str) -> str | None:
+    """A cheap guess at the attribute the first value in `text` belongs to: the content word
+    after a percentage or price ("10% discount" -> "discount"), else the content word before
+    the value ("weighs 2 kg" -> "weighs", "costs $49 per year" -> "costs")."""
+    plain = without_dates(text)
+    m = _NUMBER.search(plain)
+    if not m:
+        return None
+    rest = plain[m.end():]
+    if rest.startswith("%") or plain[max(0, m.start() - 1):m.start()] in "$€£¥" and m.start() > 0:
+        after = _TOKEN.findall(rest.lower())
+        if after and after[0] not in STOPWORDS:
+            word = after[0]
+            return word[:2] if _CJK_RUN.match(word) and len(word) > 2 else word
+    before = [t for t in _TOKEN.findall(plain[: m.start()].lower()) if t not in STOPWORDS]
+    if not before:
+        return None
+    word = before[-1]
+    return word[-2:] if _CJK_RUN.match(word) and len(word) > 2 else word

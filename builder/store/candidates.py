@@ -1,0 +1,212 @@
+"""All SQL of the generation pipeline: chunks to work on, facts, candidates and the stage ledger.
+
+Guarantees the generator relies on:
+
+- Every unit of work is written by ONE call here, in ONE `store.write()` transaction together with
+  its `stage_done` row (`record_facts`, `record_candidates`, `record_verification`). A crash between
+  units loses at most the unit in flight; a crash inside one leaves nothing of it.
+- Inserts are `INSERT OR IGNORE` on deterministic ids, so replaying a unit never duplicates rows.
+- JSON columns are written with `json.dumps(ensure_ascii=False)` and read back decoded.
+- The review columns (`status`, `edit_*`, `reject_*`, `reviewer`, `reviewed_at`) are never written
+  here: the review UI owns them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+
+from builder.store.db import Store
+from builder.store.timeutil import utcnow
+
+FACT_JSON = ("entities", "dates")
+CANDIDATE_JSON = ("difficulty_signals", "chunk_ids", "hops", "evidence", "fact_ids", "prompts",
+                  "verification", "rejection_reasons")
+CANDIDATE_COLUMNS = (
+    "id", "type", "question", "answer", "language", "difficulty", "difficulty_signals",
+    "chunk_ids", "hops", "evidence", "fact_ids", "seed_fact_id", "parent_id", "document_id",
+    "generator_model", "prompts", "verification", "verdict", "rejection_reasons", "duplicate_of",
+    "created_at", "updated_at",
+)
+
+
+def _dump(value) -> str | None:
+    return None if value is None else json.dumps(value, ensure_ascii=False)
+
+
+def _decode(row: dict, cols: Iterable[str]) -> dict:
+    for col in cols:
+        if col in row and isinstance(row[col], str):
+            row[col] = json.loads(row[col])
+    return row
+
+
+# ---------------------------------------------------------------- chunks
+
+def list_chunks(store: Store, doc_glob: str | None = None) -> list[dict]:
+    """Chunks with their document's id/path, ordered by document then position.
+
+    `doc_glob` (SQLite GLOB, e.g. `returns*`) matches a document's id or path."""
+    where, params = "", []
+    if doc_glob:
+        where = "WHERE d.id GLOB ? OR d.path GLOB ?"
+        params = [doc_glob, doc_glob]
+    return store.query(
+        f"""SELECT c.id, c.document_id, c.seq, c.text, c.title, c.n_tokens,
+                   COALESCE(c.language, d.language) AS language, d.path AS document_path
+            FROM chunks c JOIN documents d ON d.id = c.document_id
+            {where} ORDER BY c.document_id, c.seq, c.id""",
+        params,
+    )
+
+
+def chunks_by_id(store: Store, ids: Iterable[str]) -> dict[str, dict]:
+    ids = sorted(set(ids))
+    out: dict[str, dict] = {}
+    for i in range(0, len(ids), 500):
+        part = ids[i:i + 500]
+        rows = store.query(
+            f"""SELECT c.id, c.document_id, c.seq, c.text, c.title,
+                       COALESCE(c.language, d.language) AS language
+                FROM chunks c JOIN documents d ON d.id = c.document_id
+                WHERE c.id IN ({','.join('?' * len(part))})""",
+            part,
+        )
+        out.update({r["id"]: r for r in rows})
+    return out
+
+
+# ---------------------------------------------------------------- stage ledger
+
+def done_keys(store: Store, stage: str) -> set[str]:
+    return {r["key"] for r in store.query("SELECT key FROM stage_done WHERE stage = ?", [stage])}
+
+
+def done_infos(store: Store, stage: str) -> list[dict]:
+    """The decoded `info` of every ledger row of `stage` (what each finished unit covered)."""
+    rows = store.query("SELECT info FROM stage_done WHERE stage = ?", [stage])
+    return [json.loads(r["info"]) if r["info"] else {} for r in rows]
+
+
+def _mark_done(db, stage: str, key: str, info: dict | None) -> None:
+    db.execute(
+        "INSERT OR REPLACE INTO stage_done (stage, key, done_at, info) VALUES (?, ?, ?, ?)",
+        [stage, key, utcnow(), _dump(info or {})],
+    )
+
+
+# ---------------------------------------------------------------- facts
+
+def record_facts(store: Store, facts: list[dict], *, stage: str, key: str, info: dict) -> None:
+    """Insert one chunk's facts and its ledger row in one transaction (idempotent)."""
+    now = utcnow()
+    with store.write() as db:
+        for f in facts:
+            db.execute(
+                """INSERT OR IGNORE INTO facts (id, chunk_id, seq, text, evidence, evidence_start,
+                       evidence_end, entities, dates, language, prompt_name, prompt_version,
+                       llm_call_id, created_at)
+                   VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)""",
+                [f["id"], f["chunk_id"], f["seq"], f["text"], f["evidence"], f["evidence_start"],
+                 f["evidence_end"], _dump(f.get("entities", [])), _dump(f.get("dates", [])),
+                 f.get("language"), f.get("prompt_name"), f.get("prompt_version"),
+                 f.get("llm_call_id"), now],
+            )
+        _mark_done(db, stage, key, info)
+
+
+def load_facts(store: Store, chunk_ids: Iterable[str] | None = None,
+               prompt_version: str | None = None) -> list[dict]:
+    """Facts (JSON decoded) joined with their chunk's document and language, in chunk order."""
+    where, params = [], []
+    if prompt_version is not None:
+        where.append("f.prompt_version = ?")
+        params.append(prompt_version)
+    rows = store.query(
+        f"""SELECT f.*, c.document_id, COALESCE(f.language, c.language) AS chunk_language
+            FROM facts f JOIN chunks c ON c.id = f.chunk_id
+            {'WHERE ' + ' AND '.join(where) if where else ''}
+            ORDER BY c.document_id, c.seq, f.chunk_id, f.seq""",
+        params,
+    )
+    if chunk_ids is not None:
+        wanted = set(chunk_ids)
+        rows = [r for r in rows if r["chunk_id"] in wanted]
+    return [_decode(r, FACT_JSON) for r in rows]
+
+
+# ---------------------------------------------------------------- candidates
+
+def record_candidates(store: Store, rows: list[dict], *, stage: str, key: str, info: dict) -> int:
+    """Insert candidates (INSERT OR IGNORE) and the unit's ledger row in one transaction.
+
+    Returns how many rows were new."""
+    now = utcnow()
+    new = 0
+    with store.write() as db:
+        for row in rows:
+            values = {c: row.get(c) for c in CANDIDATE_COLUMNS}
+            values["verdict"] = values["verdict"] or "pending"
+            values["created_at"] = values["updated_at"] = now
+            for c in CANDIDATE_JSON:
+                values[c] = _dump(values[c])
+            cur = db.execute(
+                f"INSERT OR IGNORE INTO candidates ({', '.join(values)}) "
+                f"VALUES ({', '.join('?' * len(values))})",
+                list(values.values()),
+            )
+            new += cur.rowcount
+        _mark_done(db, stage, key, info)
+    return new
+
+
+def load_candidates(store: Store, *, verdict: str | None = None) -> list[dict]:
+    """Generated candidates (JSON decoded), oldest first; review columns included read-only."""
+    where, params = "", []
+    if verdict is not None:
+        where, params = "WHERE verdict = ?", [verdict]
+    rows = store.query(f"SELECT * FROM candidates {where} ORDER BY created_at, id", params)
+    return [_decode(r, CANDIDATE_JSON) for r in rows]
+
+
+def record_verification(store: Store, candidate_id: str, *, verification: list[dict],
+                        verdict: str, rejection_reasons: list[str], stage: str, key: str) -> None:
+    with store.write() as db:
+        db.execute(
+            """UPDATE candidates SET verification = ?, verdict = ?, rejection_reasons = ?,
+                   updated_at = ? WHERE id = ?""",
+            [_dump(verification), verdict, _dump(rejection_reasons), utcnow(), candidate_id],
+        )
+        _mark_done(db, stage, key, {"candidate_id": candidate_id, "verdict": verdict})
+
+
+def record_duplicates(store: Store, pairs: list[tuple[str, str]], *, stage: str,
+                      key: str) -> int:
+    """Set `duplicate_of` for (duplicate id, kept id) pairs, only where not already set, and
+    record the pass in the ledger, in one transaction. Returns rows changed."""
+    changed = 0
+    now = utcnow()
+    with store.write() as db:
+        for dup, keep in pairs:
+            cur = db.execute(
+                "UPDATE candidates SET duplicate_of = ?, updated_at = ? "
+                "WHERE id = ? AND duplicate_of IS NULL",
+                [keep, now, dup],
+            )
+            changed += cur.rowcount
+        _mark_done(db, stage, key, {"duplicates": changed})
+    return changed
+
+
+def record_difficulty(store: Store, rows: list[tuple[str, str, dict]]) -> None:
+    """Store (candidate id, difficulty, signals) in one transaction."""
+    if not rows:
+        return
+    now = utcnow()
+    with store.write() as db:
+        for cid, level, signals in rows:
+            db.execute(
+                "UPDATE candidates SET difficulty = ?, difficulty_signals = ?, updated_at = ? "
+                "WHERE id = ?",
+                [level, _dump(signals), now, cid],
+            )

@@ -1,0 +1,112 @@
+"""The whole pipeline with a scripted ideal model: exact mix, filled columns, idempotent rerun."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+from builder.generate.models import GenerateOptions
+from builder.generate.runner import run_generate
+from builder.store.candidates import load_candidates
+
+from tests.fakes import ScriptedLLM
+from tests.test_generate_support import build_kb, ideal
+
+
+def run(store, llm, **kw):
+    return run_generate(store, llm, GenerateOptions(**{"n": 10, **kw}))
+
+
+def test_ideal_model_yields_exactly_the_planned_mix(tmp_path):
+    store = build_kb(tmp_path / "g.db")
+    llm = ScriptedLLM(ideal)
+    summary = run(store, llm)
+    pool = [c for c in load_candidates(store) if c["verdict"] == "passed" and not c["duplicate_of"]]
+    assert Counter(c["type"] for c in pool) == Counter({t: n for t, n in summary.plan.items() if n})
+    assert summary.verified_total == 10
+    assert sum(summary.plan[t] for t in ("temporal", "unanswerable", "ambiguous")) >= 2
+    assert len(llm.calls) / summary.verified_total <= 3  # calls per verified candidate
+    for c in pool:
+        assert c["status"] == "pending" and c["difficulty"] in ("easy", "medium", "hard")
+        assert c["difficulty_signals"]["points"] >= 0
+        assert c["prompts"] and c["generator_model"] == "scripted-model"
+        assert c["verification"] and all(v["source"] in ("code", "llm") for v in c["verification"])
+        assert c["seed_fact_id"] and c["document_id"]
+        if c["type"] == "unanswerable":
+            assert c["chunk_ids"] == [] and c["evidence"] == [] and c["hops"] == []
+            assert c["answer"] == "The knowledge base does not contain this information."
+            continue
+        assert c["hops"] == [[cid] for cid in c["chunk_ids"]]
+        chunks = {r["id"]: r["text"] for r in store.query("SELECT id, text FROM chunks")}
+        for ev in c["evidence"]:
+            assert chunks[ev["chunk_id"]][ev["start"]:ev["end"]] == ev["quote"]
+        assert len(c["fact_ids"]) == len(c["evidence"])
+    multi = next(c for c in pool if c["type"] == "multi_hop")
+    docs = {r["id"]: r["document_id"] for r in store.query("SELECT id, document_id FROM chunks")}
+    assert len({docs[c] for c in multi["chunk_ids"]}) == 2  # bridges two documents
+    temporal = next(c for c in pool if c["type"] == "temporal")
+    assert temporal["chunk_ids"][0] == "r25"  # newer first
+    assert temporal["chunk_ids"][1] == "r23" and "5%" in temporal["answer"]
+    evolved = [c for c in pool if c["type"] != "single_hop" and c["parent_id"]]
+    for c in evolved:
+        parent = next(p for p in load_candidates(store) if p["id"] == c["parent_id"])
+        assert parent["type"] == "single_hop" and parent["seed_fact_id"] == c["seed_fact_id"]
+
+
+def test_rerun_with_nothing_to_do_makes_no_calls(tmp_path):
+    store = build_kb(tmp_path / "g.db")
+    run(store, ScriptedLLM(ideal))
+    before = store.query("SELECT id, verdict, difficulty, duplicate_of FROM candidates ORDER BY id")
+    again = ScriptedLLM(ideal)
+    summary = run(store, again)
+    assert again.calls == []
+    assert store.query("SELECT id, verdict, difficulty, duplicate_of FROM candidates ORDER BY id") == before
+    assert summary.verified_total == 10
+    # asking for more only pays for the difference
+    more = ScriptedLLM(ideal)
+    run(store, more, n=12)
+    assert 0 < len(more.calls) <= 3 * 2 + 2
+
+
+def test_chinese_chunk_gets_chinese_questions(tmp_path):
+    store = build_kb(tmp_path / "g.db")
+    run(store, ScriptedLLM(ideal), types=["single_hop"], n=16)
+    zh = [c for c in load_candidates(store) if c["chunk_ids"] == ["z1"]]
+    assert zh and all(c["language"] == "zh" for c in zh)
+    assert all(c["verdict"] == "passed" for c in zh)
+    facts = store.query("SELECT language FROM facts WHERE chunk_id = 'z1'")
+    assert {f["language"] for f in facts} == {"zh"}
+
+
+def test_injection_in_chunk_stays_data(tmp_path):
+    """A model that obeys the chunk's 'answer 42' produces an answer the checks reject."""
+    def obedient(name, v, role):
+        if name == "questions" and "Summit" in v["facts"]:
+            return {"questions": [{"fact": 1, "question": "What warranty does the Summit jacket have?",
+                                   "answer": "42"}]}
+        return ideal(name, v, role)
+
+    store = build_kb(tmp_path / "g.db")
+    llm = ScriptedLLM(obedient)
+    run(store, llm, types=["single_hop"], n=16)
+    cand = next(c for c in load_candidates(store) if c["chunk_ids"] == ["j1"])
+    assert cand["verdict"] == "failed"
+    assert any(r.startswith("numbers_grounded") for r in cand["rejection_reasons"])
+    # the chunk text reached the model only as the value of a variable, inside the passage
+    facts_call = next(vars_ for name, vars_, _ in llm.calls if name == "facts" and "Summit" in vars_["chunk"])
+    assert "Ignore previous instructions" in facts_call["chunk"]
+
+
+def test_dry_run_writes_nothing(tmp_path):
+    store = build_kb(tmp_path / "g.db")
+    llm = ScriptedLLM(lambda *a: None)
+    llm.dry_run = True
+    from builder.llm.types import LLMResult
+    llm.respond = lambda *a: LLMResult(None, "dry_run")
+    summary = run(store, llm)
+    assert summary.dry_run and summary.llm_calls_by_stage["facts"] == 7
+    assert summary.llm_calls_by_stage["verify"] == 10
+    assert store.query("SELECT count(*) AS n FROM candidates")[0]["n"] == 0
+    assert store.query("SELECT count(*) AS n FROM facts")[0]["n"] == 0
+    assert store.query("SELECT count(*) AS n FROM stage_done")[0]["n"] == 0
+    assert json.dumps(summary.model_dump())  # serialisable for the demo

@@ -1,0 +1,95 @@
+"""Stage-level behaviour: span location, terms, fact grounding, plan, difficulty, dedup."""
+
+from __future__ import annotations
+
+import pytest
+
+from builder.errors import InputError
+from builder.generate import dedup
+from builder.generate.difficulty import level
+from builder.generate.facts import ground_facts
+from builder.generate.models import DEFENSIVE, ExtractedFact
+from builder.generate.plan import largest_remainder, parse_mix, parse_types, type_targets
+from builder.generate.spans import locate_span
+from builder.generate.terms import arithmetic_closure, dates, detect_language, numbers
+
+
+def test_locate_span_exact_fuzzy_and_fabricated():
+    chunk = "Returns:\nNorthwind accepts returns within  45 days, of purchase."
+    assert locate_span(chunk, "accepts returns") == (19, 34)
+    start, end = locate_span(chunk, "northwind accepts returns within 45 days of purchase")
+    assert chunk[start:end] == "Northwind accepts returns within  45 days, of purchase"
+    assert locate_span(chunk, "Northwind accepts returns within 90 days") is None
+    assert locate_span(chunk, "ab") is None
+
+
+def test_numbers_dates_and_language():
+    assert numbers("costs $1,000.50 or 45.0 days") == {"1000.5", "45"}
+    assert dates("effective 2025-03-01, before March 1, 2023 and 2024年5月") == \
+        ["2025-03-01", "2023-03-01", "2024-05"]
+    assert "v2.1" in dates("since version 2.1")
+    assert "15" in arithmetic_closure({"45", "30"})
+    assert detect_language("标准配送需要5天送达") == "zh"
+    assert detect_language("Standard shipping takes 5 days") == "en"
+
+
+def test_ground_facts_keeps_grounded_and_drops_fabricated():
+    chunk = {"id": "c1", "document_id": "d", "text": "The Gold membership costs $49 per year.\n"
+             "Gold members  get free express shipping.", "language": "en"}
+    extracted = [
+        ExtractedFact(fact="The Gold membership costs $49 per year.",
+                      evidence="the gold membership costs $49 per year", entities=["Gold membership", "Platinum"]),
+        ExtractedFact(fact="Gold members get free express shipping.",
+                      evidence="Gold members get free express shipping"),
+        ExtractedFact(fact="Gold members get a free tent.", evidence="Gold members get a free tent"),
+        ExtractedFact(fact="Gold members get a free tent.", evidence="Gold members"),  # wrong quote
+        ExtractedFact(fact="The Gold membership costs $49 per year.", evidence="$49 per year"),
+    ]
+    rows, dropped = ground_facts(chunk, extracted, prompt_name="facts", prompt_version="1")
+    assert dropped == 2
+    assert [r["text"] for r in rows] == [e.fact for e in extracted[:2]]  # 5th: same claim+span as 1st
+    first = rows[0]
+    assert chunk["text"][first["evidence_start"]:first["evidence_end"]] == first["evidence"]
+    assert first["entities"] == ["Gold membership"]  # "Platinum" is not in the chunk
+    assert rows[1]["evidence"] == "Gold members  get free express shipping"
+
+
+def test_plan_sums_to_n_with_defensive_floor():
+    plan, notes = type_targets(20, None, None)
+    assert sum(plan.values()) == 20 and not notes
+    assert sum(plan[t] for t in DEFENSIVE) >= 3
+    plan, notes = type_targets(10, {"single_hop": 1, "multi_hop": 1}, None)
+    assert plan == {"single_hop": 5, "multi_hop": 5} and notes
+    plan, _ = type_targets(7, None, ["single_hop", "unanswerable"])
+    assert sum(plan.values()) == 7 and plan["unanswerable"] >= 2
+    assert largest_remainder(3, {"single_hop": 1, "reasoning": 1}) == {"single_hop": 2, "reasoning": 1}
+    with pytest.raises(InputError):
+        parse_mix("single_hop=abc")
+    with pytest.raises(InputError):
+        parse_mix("bogus=1")
+    with pytest.raises(InputError):
+        parse_types("single_hop,nope")
+
+
+def test_difficulty_levels():
+    assert [level(p) for p in (0, 1, 2, 3, 4, 7)] == ["easy", "easy", "medium", "medium", "hard", "hard"]
+
+
+def _cand(cid, q, a, verdict="passed", created="2025-01-01"):
+    return {"id": cid, "question": q, "answer": a, "verdict": verdict, "verification": [],
+            "created_at": created, "duplicate_of": None}
+
+
+def test_dedup_exact_near_and_distinct():
+    pool = [
+        _cand("a", "How long is the return window at Northwind?", "45 days", verdict="failed"),
+        _cand("b", "how long is the return window at northwind", "45 days"),
+        _cand("c", "How long is the return window at Northwind, exactly?", "45 days."),
+        _cand("d", "What is the price of the Gold membership?", "$49 per year"),
+        _cand("e", "What is the price of the Basic membership?", "$19 per year"),
+        _cand("f", "Which carrier delivers express parcels?", "UPS"),
+    ]
+    pairs = dict(dedup.find_duplicates(pool))
+    assert pairs == {"a": "b", "c": "b"}  # b kept: passed beats failed, older among equals
+    sig = dedup.minhash(dedup.shingles("same text here"))
+    assert sig == dedup.minhash(dedup.shingles("Same text, here!"))
