@@ -295,9 +295,17 @@ class _Packer:
         self.overlap = overlap
         self.tiny = max(1, min(limit // 8, 32))
         self.chunks: list[Chunk] = []
+        self._encode = encoding().encode_ordinary
+        # Span counts asked for more than once: the overlap's count is asked again when the
+        # next chunk closes (its head), so each is encoded once.
+        self._counts: dict[tuple[int, int], int] = {}
 
     def _count(self, start: int, end: int) -> int:
-        return len(encoding().encode_ordinary(self.text[start:end]))
+        key = (start, end)
+        n = self._counts.get(key)
+        if n is None:
+            n = self._counts[key] = len(self._encode(self.text[start:end]))
+        return n
 
     def run(self) -> list[Chunk]:
         units = self.units

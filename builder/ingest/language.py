@@ -19,6 +19,8 @@ CJK_SHARE = 0.3
 
 def detect_language(text: str) -> str:
     """Return "zh", "ja" or "en" (the default, also for text with no letters)."""
+    if text.isascii():  # no CJK possible; a C-speed scan instead of three regex passes
+        return "en"
     if len(text) > 2 * _SAMPLE:
         mid = len(text) // 2
         text = text[:_SAMPLE] + text[mid:mid + _SAMPLE]
