@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import re
 import sys
 from dataclasses import dataclass
 
@@ -52,6 +53,15 @@ class CliContext:
         return Store(self.db_path)
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def one_line(message: str) -> str:
+    """An error message as one terminal line: newlines and other control characters (ESC
+    included, from a hostile file name or file content) are shown as escapes, never sent."""
+    return _CONTROL.sub(lambda m: repr(m.group())[1:-1], message)
+
+
 class LazyGroup(click.Group):
     def list_commands(self, ctx: click.Context) -> list[str]:
         return list(COMMANDS)
@@ -74,16 +84,20 @@ class LazyGroup(click.Group):
         except GoldenError as exc:
             if os.environ.get("GOLDEN_DEBUG"):
                 raise
-            click.echo(f"golden: error: {exc}", err=True)
+            click.echo(f"golden: error: {one_line(str(exc))}", err=True)
             sys.exit(exc.exit_code)
         except click.exceptions.Abort:
             click.echo("golden: aborted", err=True)
             sys.exit(130)
         except click.exceptions.Exit as exc:
             sys.exit(exc.exit_code)
+        except click.UsageError as exc:
+            hint = f" (see '{exc.ctx.command_path} --help')" if exc.ctx is not None else ""
+            click.echo(f"golden: error: {one_line(exc.format_message())}{hint}", err=True)
+            sys.exit(2)
         except click.ClickException as exc:
-            exc.show()
-            sys.exit(2 if isinstance(exc, (click.UsageError, click.FileError)) else exc.exit_code)
+            click.echo(f"golden: error: {one_line(exc.format_message())}", err=True)
+            sys.exit(2 if isinstance(exc, click.FileError) else exc.exit_code)
         except KeyboardInterrupt:
             click.echo("golden: interrupted; finished work is saved, run the command again to "
                        "resume", err=True)

@@ -35,15 +35,9 @@ def generate(obj, n, mix, types, docs, prompts_dir, seed, llm_settings):
     Example:
       golden generate --n 50 --types single_hop,multi_hop,unanswerable --budget 2
     """
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
     from builder.errors import InputError
-    from builder.llm.setup import open_llm
     from builder.generate.models import GenerateOptions
     from builder.generate.plan import parse_mix, parse_types
-    from builder.generate.runner import run_generate
-    from builder.generate.summary import render_summary
 
     try:
         options = GenerateOptions(
@@ -53,9 +47,61 @@ def generate(obj, n, mix, types, docs, prompts_dir, seed, llm_settings):
         )
     except ValueError as exc:
         raise InputError(str(exc)) from None
-    err = Console(stderr=True)
-    with obj.open_store() as store, open_llm(store, llm_settings, job="generate") as llm:
-        with Progress(TextColumn("{task.description:<12}"), BarColumn(), MofNCompleteColumn(),
-                      TimeElapsedColumn(), console=err, transient=False) as progress:
-            summary = run_generate(store, llm, options, progress=progress)
-    render_summary(summary, Console())
+    with obj.open_store() as store:
+        generate_with_progress(store, llm_settings, options)
+
+
+def generate_with_progress(store, llm_settings, options, *, out=None, err=None):
+    """Open the LLM (starting the local model if none is configured), run every stage with a
+    progress bar per stage on stderr, print the summary table; returns the `GenerateSummary`.
+    Shared by `golden generate` and `golden demo`."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from builder.generate.runner import run_generate
+    from builder.generate.summary import render_summary
+    from builder.llm.setup import open_llm
+
+    out = out or Console()
+    err = err or Console(stderr=True)
+    with open_llm(store, llm_settings, job="generate") as llm:
+        if err.is_terminal:
+            with Progress(TextColumn("{task.description:<12}"), BarColumn(), MofNCompleteColumn(),
+                          TimeElapsedColumn(), console=err, transient=False) as progress:
+                summary = run_generate(store, llm, options, progress=progress)
+        else:
+            summary = run_generate(store, llm, options, progress=LineProgress(err))
+    render_summary(summary, out)
+    return summary
+
+
+class LineProgress:
+    """Progress for a stderr that is not a terminal (CI logs, pipes): rich's live bars print
+    nothing there until the end, so print a plain line per stage start, then at most every
+    10 s, and when the stage completes: a slow local model never looks like a hang."""
+
+    def __init__(self, console, every_s: float = 10.0):
+        import time
+
+        self._console = console
+        self._clock = time.monotonic
+        self._every = every_s
+        self._tasks: dict[int, list] = {}
+
+    def add_task(self, description: str, total: int | None = None) -> int:
+        task_id = len(self._tasks)
+        self._tasks[task_id] = [description, total or 0, 0, self._clock()]
+        self._print(task_id)
+        return task_id
+
+    def advance(self, task_id: int, advance: int = 1) -> None:
+        task = self._tasks[task_id]
+        task[2] += advance
+        if task[2] >= task[1] or self._clock() - task[3] >= self._every:
+            task[3] = self._clock()
+            self._print(task_id)
+
+    def _print(self, task_id: int) -> None:
+        description, total, done, _ = self._tasks[task_id]
+        self._console.print(f"golden: {description}: {done}/{total}", markup=False,
+                            highlight=False)

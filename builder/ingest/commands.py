@@ -6,7 +6,7 @@ import re
 
 import click
 
-from builder.cli import CliContext
+from builder.cli import CliContext, one_line
 
 
 @click.command()
@@ -41,7 +41,8 @@ def ingest(obj: CliContext, paths: tuple[str, ...], include: tuple[str, ...],
     try:
         report = ingest_paths(
             store, list(paths), include=include, exclude=exclude, chunk_tokens=chunk_tokens,
-            overlap=overlap, warn=lambda m: click.echo(f"golden: warning: {m}", err=True),
+            overlap=overlap,
+            warn=lambda m: click.echo(f"golden: warning: {one_line(m)}", err=True),
         )
     finally:
         store.close()

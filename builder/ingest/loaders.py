@@ -48,10 +48,12 @@ class JsonlRecord(BaseModel):
     title: str | None = None
     metadata: dict[str, Any] | None = None
 
-    @field_validator("id")
+    @field_validator("id", mode="before")
     @classmethod
-    def _id(cls, value: str | int) -> str:
-        if isinstance(value, bool):
+    def _id(cls, value: object) -> str:
+        # before the str|int union, so a wrong type reads "must be a string or an integer"
+        # rather than pydantic's per-member "id.str: ..." (bool is an int subclass: refused)
+        if isinstance(value, bool) or not isinstance(value, (str, int)):
             raise ValueError("must be a string or an integer")
         value = str(value)
         if not value.strip():
@@ -140,6 +142,9 @@ def _jsonl_documents(text: str, path: Path, doc_id: str, display: str) -> list[L
             raw = json.loads(line)
         except json.JSONDecodeError as exc:
             raise InputError(f"not valid JSON ({exc.msg})", path=display, line=number) from exc
+        except RecursionError:
+            raise InputError("not valid JSON (nested too deeply)", path=display,
+                             line=number) from None
         if not isinstance(raw, dict):
             raise InputError("expected a JSON object with \"id\" and \"text\"", path=display,
                              line=number)

@@ -381,7 +381,7 @@ class OpenAIClient:
                 self._unreachable_streak = 0
                 try:
                     data = json.loads(response.content)
-                except ValueError:
+                except (ValueError, RecursionError):
                     data = None
                 if not isinstance(data, dict):
                     return _Reply(kind="error", reason="bad reply from the endpoint: not a JSON "

@@ -87,9 +87,29 @@ def load_prompt(name: str, prompts_dir: str | Path | None = None) -> Prompt:
     candidates.append(bundled_prompts_dir() / f"{name}.prompt")
     for path in candidates:
         if path.is_file():
-            try:
-                text = path.read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError) as exc:
-                raise InputError(f"cannot read prompt ({exc})", path=str(path)) from exc
-            return parse_prompt(text, str(path))
+            prompt = _read_prompt(path)
+            if len(candidates) > 1 and path == candidates[0] and candidates[1].is_file():
+                _check_override(prompt, _read_prompt(candidates[1]))
+            return prompt
     raise InputError(f"no prompt named {name!r}", path=str(candidates[0]))
+
+
+def _read_prompt(path: Path) -> Prompt:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read prompt ({exc})", path=str(path)) from exc
+    return parse_prompt(text, str(path))
+
+
+def _check_override(override: Prompt, bundled: Prompt) -> None:
+    """An override may leave placeholders out but not invent new ones: the stage only passes
+    the variables its bundled prompt uses, so an unknown `{{x}}` would fail mid-run."""
+    unknown = sorted(override.placeholders() - bundled.placeholders())
+    if unknown:
+        text = Path(override.source).read_text(encoding="utf-8")
+        first = re.search(r"\{\{\s*" + re.escape(unknown[0]) + r"\s*\}\}", text)
+        line = text.count("\n", 0, first.start()) + 1 if first else None
+        raise InputError(f"unknown placeholder {{{{{unknown[0]}}}}}; the {bundled.name} prompt "
+                         f"is given {', '.join(sorted(bundled.placeholders())) or 'nothing'}",
+                         path=override.source, line=line)

@@ -40,7 +40,7 @@ def extract_json(text: str) -> dict[str, Any]:
     for candidate in candidates:
         try:
             value = _DECODER.decode(candidate)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: hostile nesting depth
             continue
         if isinstance(value, dict):
             return value
@@ -49,7 +49,7 @@ def extract_json(text: str) -> dict[str, Any]:
         while pos != -1:
             try:
                 value, _ = _DECODER.raw_decode(source, pos)
-            except ValueError:
+            except (ValueError, RecursionError):
                 pos = source.find("{", pos + 1)
                 continue
             if isinstance(value, dict):

@@ -5,7 +5,9 @@ Each golden item becomes one run line: `query_id` (or `query` for seed-format it
 have no id), `retrieved_ids` best first, their BM25 `scores`, the chunk texts as `contexts`,
 `latency_ms`, and with `answer` set an `answer` generated from those contexts by the LLM
 (`prompts/baseline_answer.prompt`). A failed generation leaves `answer` out of that line and
-is counted; it never stops the run.
+is counted; it never stops the run -- unless the whole job cannot work (the key rejected, the
+model unknown, the endpoint unreachable: the client's JobError), which ends it with nothing
+written.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from builder.errors import InputError
+from builder.errors import InputError, JobError
 from builder.llm.prompts import load_prompt
 from builder.llm.types import LLM, BudgetExceeded
 from builder.score.inputs import GoldenSet
@@ -79,6 +81,10 @@ async def add_answers(records: list[dict[str, Any]], golden: GoldenSet, llm: LLM
                 stopped = True
                 failures += 1
                 return
+            except JobError:
+                # a rejected key, an unknown model, an unreachable endpoint: no answer can
+                # come; say so (exit 1) instead of writing a run with every answer missing
+                raise
             except Exception:  # one bad reply must never end the run
                 failures += 1
                 return

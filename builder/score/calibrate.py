@@ -54,18 +54,26 @@ def read_human_scores(path: str | Path) -> list[HumanScore]:
     rows: list[tuple[int, Any]] = []
     if p.suffix.lower() == ".csv":
         reader = csv.DictReader(text.splitlines())
-        missing = {"query_id", "metric", "score"} - set(reader.fieldnames or [])
-        if missing:
-            raise InputError(f"CSV header needs {', '.join(sorted(missing))}", path=spath, line=1)
-        rows = [(reader.line_num, row) for row in reader]
+        try:
+            missing = {"query_id", "metric", "score"} - set(reader.fieldnames or [])
+            if missing:
+                raise InputError(f"CSV header needs {', '.join(sorted(missing))}", path=spath,
+                                 line=1)
+            rows = [(reader.line_num, row) for row in reader]
+        except csv.Error as exc:
+            raise InputError(f"malformed CSV ({exc})", path=spath,
+                             line=reader.reader.line_num) from None
     else:
-        for n, line in enumerate(text.splitlines(), 1):
+        for n, line in enumerate(text.split("\n"), 1):  # not splitlines(): U+2028 is data
             if not line.strip():
                 continue
             try:
                 rows.append((n, json.loads(line)))
             except json.JSONDecodeError as exc:
                 raise InputError(f"malformed JSON ({exc.msg})", path=spath, line=n) from None
+            except RecursionError:
+                raise InputError("malformed JSON (nested too deeply)", path=spath,
+                                 line=n) from None
     scores = []
     for n, row in rows:
         if not isinstance(row, dict):

@@ -103,6 +103,9 @@ def score(obj, golden_path, run_path, qrels_path, trec_run_path, k_text, judge, 
         raise InputError("--golden and --run are required (or --qrels and --trec-run)")
     for out in outs:
         report_mod.format_for(out)
+        report_mod.check_not_an_input(out, {
+            "golden file": golden_path, "run file": run_path, "qrels file": qrels_path,
+            "TREC run": trec_run_path, "database": obj.db_path})
     options = ScoreOptions(ks=ks, gain=gain, complete=complete, level=level, dedupe=dedupe)
     thresholds = parse_thresholds(fail_under, ks, judge=judge and not trec)
 
@@ -222,7 +225,7 @@ def _read_report(path: str) -> dict[str, Any]:
         data = _ReportFile.model_validate_json(text)
     except ValidationError as exc:
         err = exc.errors()[0]
-        where = ".".join(str(x) for x in err["loc"])
+        where = ".".join(str(x) for x in err["loc"]) or "file"
         raise InputError(f"not a golden score report JSON ({where}: {err['msg']})",
                          path=path) from None
     out = data.model_dump()
@@ -245,6 +248,7 @@ def compare(report_a, report_b, outs, resamples, seed):
     for out in outs:
         if report_mod.format_for(out) == "html":
             raise InputError("compare writes .json or .md", path=out)
+        report_mod.check_not_an_input(out, {"report": report_a, "other report": report_b})
     result = compare_reports(_read_report(report_a), _read_report(report_b),
                              resamples=resamples, seed=seed)
     report_mod.write_outputs({
@@ -310,6 +314,8 @@ def baseline_run(obj, golden_path, k, answer, out_path, prompts_dir, llm_setting
     """
     from builder.score.baseline import add_answers, retrieve, write_run
 
+    report_mod.check_not_an_input(out_path, {"golden file": golden_path,
+                                             "database": obj.db_path})
     golden = read_golden(golden_path)
     report_mod.check_folder(out_path)
     with obj.open_store() as store:

@@ -132,19 +132,26 @@ def normalise_query(text: str) -> str:
 
 
 def _lines(path: str | Path) -> Iterator[tuple[int, str]]:
-    """Non-blank lines with 1-based numbers; a missing or undecodable file is an InputError."""
+    """Non-blank lines with 1-based numbers; a missing or undecodable file is an InputError
+    (naming the line of the first bad byte). A UTF-8 byte-order mark is dropped. Lines end at
+    "\n" only, so a U+2028 inside a JSON string does not split its line."""
     p = Path(path)
     try:
-        with p.open(encoding="utf-8") as fh:
-            for n, line in enumerate(fh, 1):
+        with p.open("rb") as fh:
+            for n, raw in enumerate(fh, 1):
+                if n == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                    raw = raw[3:]
+                try:
+                    line = raw.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    raise InputError(f"not UTF-8 text ({exc.reason} at byte {exc.start + 1} of "
+                                     "the line)", path=str(path), line=n) from None
                 if line.strip():
                     yield n, line
     except FileNotFoundError:
         raise InputError("file not found", path=str(path)) from None
     except IsADirectoryError:
         raise InputError("is a folder, expected a file", path=str(path)) from None
-    except UnicodeDecodeError as exc:
-        raise InputError(f"not UTF-8 text ({exc.reason})", path=str(path)) from None
     except OSError as exc:
         raise InputError(f"cannot read ({exc.strerror})", path=str(path)) from None
 
@@ -155,6 +162,8 @@ def _json_object(text: str, path: str, line: int) -> dict[str, Any]:
     except json.JSONDecodeError as exc:
         raise InputError(f"malformed JSON ({exc.msg} at column {exc.colno})", path=path,
                          line=line) from None
+    except RecursionError:
+        raise InputError("malformed JSON (nested too deeply)", path=path, line=line) from None
     if not isinstance(obj, dict):
         raise InputError("expected a JSON object on each line", path=path, line=line)
     return obj

@@ -51,6 +51,20 @@ def format_for(path: str) -> str:
     return fmt_name
 
 
+def check_not_an_input(out: str, inputs: Mapping[str, str | None]) -> None:
+    """An output path must not be one of the command's inputs ({what: path}; the database
+    also protects its -wal/-shm files): writing the report or run there would replace it."""
+    target = Path(out).resolve()
+    for what, path in inputs.items():
+        if not path or path == ":memory:":
+            continue
+        p = Path(path).resolve()
+        protected = {p} | ({p.with_name(p.name + "-wal"), p.with_name(p.name + "-shm")}
+                           if what == "database" else set())
+        if target in protected:
+            raise InputError(f"output would overwrite the {what}", path=out)
+
+
 def check_folder(path: str) -> None:
     folder = Path(path).resolve().parent
     if not folder.is_dir():

@@ -26,6 +26,20 @@ from builder.errors import InputError
 BUSY_TIMEOUT_MS = 30_000
 
 
+def _refuse_foreign(conn: sqlite3.Connection, path: str | Path) -> None:
+    """Another application's SQLite file (tables, but none of golden's migration records) is
+    an input error: migrating it would add golden's tables to someone else's database."""
+    tables = [r[0] for r in conn.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
+    ours = "_sqlite_migrations" in tables and conn.execute(
+        "SELECT 1 FROM _sqlite_migrations WHERE migration_set = 'golden' LIMIT 1").fetchone()
+    if tables and not ours:
+        conn.close()
+        shown = ", ".join(tables[:3]) + (", ..." if len(tables) > 3 else "")
+        raise InputError(f"not a golden database (it holds other tables: {shown})",
+                         path=str(path))
+
+
 class Store:
     """One SQLite database file, migrated to the current schema on open.
 
@@ -44,6 +58,7 @@ class Store:
                 check_same_thread=False,
             )
             conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+            _refuse_foreign(conn, path)  # before WAL: that pragma alone would change the file
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute("PRAGMA foreign_keys=ON")
