@@ -1,9 +1,12 @@
 """Benchmark: the review UI on 100,000 candidates, headless (run_test, 160x50).
 
-Targets (issue): first screen ready < 1 s; next candidate, accept, and applying a filter each
-< 50 ms median and < 150 ms p95, timed by awaiting the app's own action handlers (Pilot.press
-adds idle waits). Reference, in the same run: a DataTable holding every row (the design
-MEASURED.md measured at 7.6 s first screen), reported as ratios.
+Targets (issue): first screen ready < 1 s; next candidate, accept, applying a filter and a
+free-text search each < 50 ms median and < 150 ms p95, timed by awaiting the app's own action
+handlers (Pilot.press adds idle waits). "First screen ready" ends when Pilot.pause() returns,
+which waits for the whole PROCESS to go idle (CPU time of every thread, up to 1 s): the
+background count thread is part of it. Also printed: a bare Textual app's start, same run.
+Reference, in the same run: a DataTable holding every row (the design MEASURED.md measured at
+7.6 s first screen), reported as ratios.
 
     python bench/bench_review_tui.py [--n 100000] [--db PATH] [--no-reference]
 """
@@ -90,16 +93,29 @@ async def bench_review(db: str, rounds: int) -> dict:
             print(f"    {statistics.median(values) * 1000:6.1f} ms  {name}")
         await screen.settle()
         samples = []
-        for i in range(10):
+        for i in range(20):
             t = time.perf_counter()
             screen.apply_filter(rs.CandidateFilter(text=f"Question {4242 + i}"))
             samples.append(time.perf_counter() - t)
             await screen.settle()
-        out["search"] = summary("free-text search (LIKE)", samples)
+        out["search"] = summary("free-text search (trigram)", samples)
         await screen.settle()
         t = time.perf_counter()
         await screen.settle()
         print(f"{'background count+stats':<28} {(time.perf_counter() - t) * 1000:7.1f} ms")
+        # Broad text (~11k matches): the LIKE walk in sort order serves the page instead.
+        samples = []
+        for i in range(10):
+            t = time.perf_counter()
+            screen.apply_filter(rs.CandidateFilter(text=f"Answer {i}"))
+            samples.append(time.perf_counter() - t)
+            await screen.settle()
+        summary("broad search (LIKE walk)", samples)
+        t = time.perf_counter()
+        await screen.settle()
+        print(f"{'  its background count':<28} {(time.perf_counter() - t) * 1000:7.1f} ms")
+        screen.apply_filter(rs.CandidateFilter())
+        await screen.settle()
         # With rendering: press + paint, for the feel of it (includes Pilot idle waits).
         samples = []
         for _ in range(20):
@@ -190,11 +206,12 @@ def main() -> None:
     print(f"cpus: {os.cpu_count()}  load: {os.getloadavg()[0]:.1f}")
     bare = asyncio.run(bench_bare_app())
     ours = asyncio.run(bench_review(db, args.rounds))
-    print(f"first screen minus bare app: {(ours['first'] - bare) * 1000:.0f} ms")
+    print(f"first screen minus bare app: {(ours['first'] - bare) * 1000:.0f} ms"
+          f"   ratio ours / bare: {ours['first'] / bare:.1f}x")
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"{'peak RSS (review app)':<28} {rss:7.0f} MB")
     ok = (ours["first"] < 1.0 and all(ours[k][0] < 50 and ours[k][1] < 150
-                                      for k in ("next", "accept", "filter")))
+                                      for k in ("next", "accept", "filter", "search")))
     print(f"targets (first < 1 s; median < 50 ms, p95 < 150 ms): {'MET' if ok else 'MISSED'}")
     if not args.no_reference:
         ref = asyncio.run(bench_reference(db, args.rounds))

@@ -194,6 +194,56 @@ def test_search_is_literal_text_not_sql_or_like_syntax(store):
     assert rs.count_candidates(store, CandidateFilter(text="c000001")) == 1
 
 
+def _ids(store, f):
+    return [r["id"] for r in rs.page_candidates(store, f, 0, 1000)]
+
+
+def test_search_through_the_trigram_index_matches_the_plain_substring_scan(store, monkeypatch):
+    chunks = add_documents(store)
+    add_candidates(store, 30, chunk_ids=chunks)
+    add_candidates(store, 4, start=30, chunk_ids=chunks, question='Say "NEAR(a b)" AND x* ^y')
+    rs.record_decision(store, "c000007", "ann", "edit",
+                       edits={"question": "Rewritten wording", "answer": "Forty-Two"})
+    rs.record_decision(store, "c000007", "ann", "accept")  # edit_* rewritten unchanged
+    texts = ["Question 1", "question 1", "ANSWER 2", "rewritten", "forty-two", "Question 7?",
+             '"NEAR(a b)"', "AND x*", "^y", 'y"', "c000012", "Question 3?", "zzz", "Qu", "%"]
+    via_index = {t: _ids(store, CandidateFilter(text=t)) for t in texts}
+    counts = {t: rs.count_candidates(store, CandidateFilter(text=t)) for t in texts}
+    monkeypatch.setattr(rs, "_search_rowids", lambda *args: None)  # LIKE scan only
+    assert via_index == {t: _ids(store, CandidateFilter(text=t)) for t in texts}
+    assert counts == {t: rs.count_candidates(store, CandidateFilter(text=t)) for t in texts}
+    assert via_index["rewritten"] == via_index["forty-two"] == ["c000007"]
+    assert via_index["Question 7?"] == ["c000007"]  # the generated original stays searchable
+    assert len(via_index["Question 1"]) == 11 and via_index["zzz"] == []
+    assert via_index["c000012"] == ["c000012"]
+    assert len(via_index['"NEAR(a b)"']) == 4
+
+
+def test_search_index_follows_edits_and_stays_consistent(store):
+    add_candidates(store, 5)
+    assert rs._search_rowids(store, "Question 3") is not None  # the index is used
+    rs.record_decision(store, "c000003", "ann", "edit", edits={"question": "Brand new text"})
+    assert _ids(store, CandidateFilter(text="brand new")) == ["c000003"]
+    rs.record_decision(store, "c000003", "ann", "edit", edits={"question": "Question 3?"})
+    assert _ids(store, CandidateFilter(text="brand new")) == []
+    rs.undo_last(store, "ann")
+    assert _ids(store, CandidateFilter(text="brand new")) == ["c000003"]
+    store.conn.execute("INSERT INTO candidates_fts (candidates_fts, rank) "
+                       "VALUES ('integrity-check', 1)")  # raises if index and rows differ
+
+
+def test_broad_search_falls_back_to_the_scan(store, monkeypatch):
+    add_candidates(store, 12)
+    monkeypatch.setattr(rs, "SEARCH_ROWIDS", 5)
+    assert rs._search_rowids(store, "Question") is None  # pages: 12 > 5, LIKE walk
+    assert rs._search_rowids(store, "Question 1") is not None  # 3 matches
+    assert rs._search_rowids(store, "Question", rs.COUNT_ROWIDS) is not None  # counts
+    f = CandidateFilter(text="question")
+    assert len(_ids(store, f)) == rs.count_candidates(store, f) == 12
+    assert rs.review_stats(store, f)["total"] == 12
+    assert rs.position_of(store, f, "c000011") == 11
+
+
 def test_get_candidate_gives_hops_in_order_with_titles_and_evidence(store):
     chunks = add_documents(store, n_docs=2, chunks_per_doc=2)
     add_candidates(store, 1, chunk_ids=chunks, type="multi_hop",

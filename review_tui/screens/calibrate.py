@@ -11,11 +11,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from builder.store import Store
 from builder.store import review as rs
 from review_tui.safe_text import visible
+from review_tui.widgets.footer import KeyFooter
 
 SCALE = "1 = wrong/unsupported · 3 = partly · 5 = fully right/supported"
 
@@ -45,7 +46,7 @@ class CalibrationScreen(Screen):
         yield Static(id="cal-header")
         with VerticalScroll(id="cal-body"):
             yield Static(id="cal-item")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.render_item()

@@ -15,10 +15,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Footer, Label, Select, Static, TextArea
+from textual.widgets import Label, Select, Static, TextArea
 
 from builder.store.review import DIFFICULTIES, TYPES
 from review_tui.safe_text import safe_text, visible
+from review_tui.widgets.footer import KeyFooter
 
 
 @dataclass
@@ -82,7 +83,7 @@ class EditScreen(ModalScreen[EditResult | None]):
                         yield Select([(d, d) for d in diffs],
                                      value=current if current in diffs else Select.NULL,
                                      id="edit-difficulty")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.query_one("#edit-question", TextArea).focus()
