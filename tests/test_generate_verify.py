@@ -5,7 +5,8 @@ from __future__ import annotations
 from builder.generate.models import GenerateOptions
 from builder.generate.runner import run_generate
 from builder.generate.verify import code_checks
-from builder.store.candidates import chunks_by_id, load_candidates
+from builder.store.candidates import load_candidates
+from builder.store.documents import chunks_by_id
 
 from tests.fakes import ScriptedLLM
 from tests.test_generate_support import build_kb, ideal

@@ -34,8 +34,9 @@ from builder.export.manifest import (
 from builder.export.options import ExportOptions, check_output_path, manifest_path, split_file_path
 from builder.export.splits import assign_splits, balance_targets, seeded_hash
 from builder.store import Store, utcnow
+from builder.store.documents import chunks_by_id
 from builder.store.exports import (
-    count_candidates, fetch_candidates, fetch_chunks, fetch_documents, fetch_tags,
+    count_candidates, fetch_candidates, fetch_documents, fetch_tags,
     iter_selection_keys, read_snapshot,
 )
 
@@ -163,7 +164,7 @@ def _native_records(store: Store, rows: list[dict], split_names: list[str | None
     chunk_lists = []
     for row in rows:
         chunk_lists.append([c for c in parse_json_list(row["chunk_ids"]) if isinstance(c, str)])
-    chunks = fetch_chunks(store, [c for ids in chunk_lists for c in ids])
+    chunks = chunks_by_id(store, [c for ids in chunk_lists for c in ids])
     doc_ids = {c["document_id"] for c in chunks.values()}
     doc_ids.update(row["document_id"] for row in rows if row["document_id"])
     documents = fetch_documents(store, list(doc_ids))

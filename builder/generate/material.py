@@ -145,13 +145,20 @@ def pick_reasoning(facts: list[dict]) -> list[Material]:
     return out
 
 
-def pick_multi_hop(facts: list[dict], store=None) -> list[Material]:
+def _facts_by_name(facts: list[dict]) -> tuple[dict[str, list[dict]], dict[str, str]]:
+    """Facts grouped by the entity names they mention (case-folded), and each name's first
+    spelling for display."""
     by_name: dict[str, list[dict]] = defaultdict(list)
     display: dict[str, str] = {}
     for f in facts:
         for n in f["_name_list"]:
             by_name[n.casefold()].append(f)
             display.setdefault(n.casefold(), n)
+    return by_name, display
+
+
+def pick_multi_hop(facts: list[dict], store=None) -> list[Material]:
+    by_name, display = _facts_by_name(facts)
     if store is not None:  # chunks that mention the entity though their facts do not list it
         by_chunk: dict[str, list[dict]] = defaultdict(list)
         for f in facts:
@@ -260,12 +267,7 @@ def pick_ambiguous(facts: list[dict]) -> list[Material]:
 def pick_unanswerable(facts: list[dict], store, limit: int = 50) -> list[Material]:
     """(entity, attribute) pairs the KB leaves open; checked against the whole KB by FTS5.
     Stops after `limit` finds (each probe is an FTS5 query)."""
-    by_name: dict[str, list[dict]] = defaultdict(list)
-    display: dict[str, str] = {}
-    for f in facts:
-        for n in f["_name_list"]:
-            by_name[n.casefold()].append(f)
-            display.setdefault(n.casefold(), n)
+    by_name, display = _facts_by_name(facts)
     attrs = {n: set().union(*(f["_attr"] for f in fs)) for n, fs in by_name.items()}
     out: dict[tuple, Material] = {}
     checked: dict[tuple, bool] = {}

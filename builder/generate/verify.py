@@ -30,6 +30,7 @@ from __future__ import annotations
 import re
 
 from builder.store import candidates as cstore
+from builder.store.documents import chunks_by_id
 from builder.store.search import search_chunks
 
 from builder.generate.candidate import stable_id
@@ -240,7 +241,7 @@ async def verify_pending(ctx: RunContext, candidates: list[dict], facts_by_id: d
         return
     need = {cid for c in todo for cid in c.get("chunk_ids") or []}
     need |= {e["chunk_id"] for c in todo for e in c.get("evidence") or []}
-    chunks = cstore.chunks_by_id(ctx.store, need)
+    chunks = chunks_by_id(ctx.store, need)
 
     async def one(cand: dict) -> None:
         facts = [facts_by_id[f] for f in cand.get("fact_ids") or [] if f in facts_by_id]

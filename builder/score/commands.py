@@ -146,7 +146,7 @@ def _score_jsonl(obj, golden: GoldenSet, run: dict[str, RunItem], options: Score
     if not judge:
         return build_report(golden, run, options, run_path=run_path)
     from builder.score.judge import Judge, JudgeInput
-    from builder.store.candidates import chunks_by_id
+    from builder.store.documents import chunks_by_id
 
     with obj.open_store(create=True) as store, open_llm(store, llm_settings, job="score") as llm:
         judge_obj = Judge(llm, prompts_dir=prompts_dir, max_contexts=max_contexts,

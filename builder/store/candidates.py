@@ -60,22 +60,6 @@ def list_chunks(store: Store, doc_glob: str | None = None) -> list[dict]:
     )
 
 
-def chunks_by_id(store: Store, ids: Iterable[str]) -> dict[str, dict]:
-    ids = sorted(set(ids))
-    out: dict[str, dict] = {}
-    for i in range(0, len(ids), 500):
-        part = ids[i:i + 500]
-        rows = store.query(
-            f"""SELECT c.id, c.document_id, c.seq, c.text, c.title,
-                       COALESCE(c.language, d.language) AS language
-                FROM chunks c JOIN documents d ON d.id = c.document_id
-                WHERE c.id IN ({','.join('?' * len(part))})""",
-            part,
-        )
-        out.update({r["id"]: r for r in rows})
-    return out
-
-
 # ---------------------------------------------------------------- stage ledger
 
 def done_keys(store: Store, stage: str) -> set[str]:

@@ -164,14 +164,26 @@ def get_chunk(store: Store, chunk_id: str) -> dict | None:
     return _decode(rows[0]) if rows else None
 
 
-def get_chunks(store: Store, chunk_ids: list[str]) -> list[dict]:
-    """The chunks with these ids, in the order given (ids that do not exist are left out)."""
+def chunks_by_id(store: Store, chunk_ids: Iterable[str]) -> dict[str, dict]:
+    """id -> chunk (JSON columns decoded; `language` falls back to the document's) for the ids
+    that exist. The one lookup of chunks by id: generation, verification, export and scoring
+    all use it."""
     found: dict[str, dict] = {}
-    for batch in _batches(list(dict.fromkeys(chunk_ids))):
-        sql = f"SELECT * FROM chunks WHERE id IN ({','.join('?' * len(batch))})"
+    for batch in _batches(sorted(set(chunk_ids))):
+        sql = f"""SELECT c.id, c.document_id, c.seq, c.text, c.title, c.heading_path,
+                         c.char_start, c.char_end, c.n_tokens,
+                         COALESCE(c.language, d.language) AS language, c.metadata
+                  FROM chunks c JOIN documents d ON d.id = c.document_id
+                  WHERE c.id IN ({','.join('?' * len(batch))})"""
         for row in store.query(sql, batch):
             found[row["id"]] = _decode(row)
-    return [found[i] for i in chunk_ids if i in found]
+    return found
+
+
+def get_chunks(store: Store, chunk_ids: list[str]) -> list[dict]:
+    """The chunks with these ids, in the order given (ids that do not exist are left out)."""
+    found = chunks_by_id(store, chunk_ids)
+    return [found[i] for i in dict.fromkeys(chunk_ids) if i in found]
 
 
 def list_chunks(store: Store, document_id: str | None = None, *, limit: int | None = None,

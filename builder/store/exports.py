@@ -6,7 +6,7 @@ its whole length, so a reviewer accepting or editing items meanwhile cannot make
 disagree, and writers are never blocked by it.
 
 Memory stays bounded: `iter_selection_keys` streams from one cursor (rows are never all fetched),
-and `fetch_candidates` / `fetch_chunks` / `fetch_tags` / `fetch_documents` take one batch of keys.
+and `fetch_candidates` / `fetch_tags` / `fetch_documents` take one batch of keys.
 """
 
 from __future__ import annotations
@@ -126,19 +126,6 @@ def fetch_candidates(store: Store, rowids: Sequence[int]) -> list[dict]:
         ):
             by_rowid[row["rowid"]] = row
     return [by_rowid[r] for r in rowids if r in by_rowid]
-
-
-def fetch_chunks(store: Store, chunk_ids: Sequence[str]) -> dict[str, dict]:
-    """chunk id -> {id, text, document_id} for the ids that exist."""
-    out: dict[str, dict] = {}
-    ids = sorted(set(chunk_ids))
-    for batch in _batched(ids):
-        for row in store.query(
-            f"SELECT id, text, document_id FROM chunks WHERE id IN ({', '.join('?' * len(batch))})",
-            list(batch),
-        ):
-            out[row["id"]] = row
-    return out
 
 
 def fetch_documents(store: Store, document_ids: Sequence[str]) -> dict[str, dict]:
