@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from importlib import resources
 from pathlib import Path
 
@@ -320,3 +321,14 @@ def test_a_group_too_big_for_its_split_is_reported(tmp_path):
     assert any("off their exact split targets" in w for w in result.warnings)
     devs = {(d.split, d.target, d.actual) for d in result.manifest.stratification.deviations}
     assert devs == {("a", 4, 6), ("b", 3, 2), ("c", 3, 2)}
+
+
+def test_exported_files_get_the_usual_permissions(db, tmp_path, capsys):
+    """Temporary files are created 0600; the renamed outputs must not stay private."""
+    out = tmp_path / "golden.jsonl"
+    code, _, err = run(db, "--out", str(out), capsys=capsys)
+    assert code == 0, err
+    mask = os.umask(0)
+    os.umask(mask)
+    for path in (out, tmp_path / "golden.jsonl.manifest.json"):
+        assert path.stat().st_mode & 0o777 == 0o666 & ~mask

@@ -37,6 +37,12 @@ class HashingWriter:
         self._fh.flush()
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 class AtomicOutputs:
     """Temporary files for a set of targets; `commit()` renames them into place, in order."""
 
@@ -46,6 +52,7 @@ class AtomicOutputs:
 
     def open(self, target: Path) -> HashingWriter:
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+        os.fchmod(fd, 0o666 & ~_umask())  # mkstemp makes 0600; outputs get the usual mode
         fh = os.fdopen(fd, "wb", buffering=1 << 20)
         self._pending.append((target, tmp, fh))
         return HashingWriter(fh, tmp)
