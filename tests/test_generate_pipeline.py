@@ -26,6 +26,9 @@ def test_ideal_model_yields_exactly_the_planned_mix(tmp_path):
     assert summary.verified_total == 10
     assert sum(summary.plan[t] for t in ("temporal", "unanswerable", "ambiguous")) >= 2
     assert len(llm.calls) / summary.verified_total <= 3  # calls per verified candidate
+    assert sum(summary.difficulty.values()) == 10  # reached mix vs target, shortfalls named
+    assert set(summary.difficulty_short) <= {"easy", "medium", "hard"}
+    assert any(n.startswith("difficulty reached:") for n in summary.notes)
     for c in pool:
         assert c["status"] == "pending" and c["difficulty"] in ("easy", "medium", "hard")
         assert c["difficulty_signals"]["points"] >= 0

@@ -9,7 +9,10 @@ from builder.generate import dedup
 from builder.generate.difficulty import level
 from builder.generate.facts import ground_facts
 from builder.generate.models import DEFENSIVE, ExtractedFact
-from builder.generate.plan import largest_remainder, parse_mix, parse_types, type_targets
+from builder.generate.plan import (
+    expected_difficulty, largest_remainder, parse_mix, parse_types, steer_for_difficulty,
+    type_targets,
+)
 from builder.generate.spans import locate_span
 from builder.generate.terms import arithmetic_closure, dates, detect_language, numbers
 
@@ -71,6 +74,19 @@ def test_plan_sums_to_n_with_defensive_floor():
         parse_types("single_hop,nope")
 
 
+def test_plan_steered_towards_the_difficulty_target():
+    target = {"easy": 0.4, "medium": 0.3, "hard": 0.3}
+    plan, _ = type_targets(60, None, None)
+    steered, notes = steer_for_difficulty(plan, target, user_mix=False)
+    assert sum(steered.values()) == 60 and notes
+    assert steered["single_hop"] > plan["single_hop"]
+    assert all(steered[t] == plan[t] for t in DEFENSIVE)  # the defensive floor is untouched
+    assert all(steered[t] >= 1 for t in ("reasoning", "multi_hop", "comparative"))
+    assert expected_difficulty(steered)["easy"] >= 24 > expected_difficulty(plan)["easy"]
+    # a user --mix is kept exactly
+    assert steer_for_difficulty(plan, target, user_mix=True) == (plan, [])
+
+
 def test_difficulty_levels():
     assert [level(p) for p in (0, 1, 2, 3, 4, 7)] == ["easy", "easy", "medium", "medium", "hard", "hard"]
 
@@ -90,6 +106,6 @@ def test_dedup_exact_near_and_distinct():
         _cand("f", "Which carrier delivers express parcels?", "UPS"),
     ]
     pairs = dict(dedup.find_duplicates(pool))
-    assert pairs == {"a": "b", "c": "b"}  # b kept: passed beats failed, older among equals
+    assert pairs == {"a": "b", "c": "b"}  # b kept: passed beats failed, smaller id among equals
     sig = dedup.minhash(dedup.shingles("same text here"))
     assert sig == dedup.minhash(dedup.shingles("Same text, here!"))

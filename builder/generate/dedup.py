@@ -8,9 +8,19 @@
    shingle Jaccard: question >= 0.8 AND answer (3-grams) >= 0.5. Requiring similar answers too
    keeps "price of plan A?" and "price of plan B?" apart.
 
-In each duplicate group the better-verified candidate is kept (passed > pending > failed, then
-more passing checks, then the older one) and the others get `duplicate_of` = its id. Rows that
-already have `duplicate_of` keep it. Deterministic: same pool, same result; no LLM calls.
+In each duplicate group one candidate is kept and the others get `duplicate_of` = its id; rows
+that already have `duplicate_of` keep it. The keeper is the first by `_rank`:
+  1. a human already decided on it (review status other than 'pending');
+  2. verdict: passed > pending > failed;
+  3. it was already its group's keeper before this pass (an incumbent: kept, and rated by an
+     earlier settle -- the generator rates difficulty right after every dedup pass), so a
+     candidate reviewers may be looking at is never flipped to `duplicate_of` a newer one with
+     the same verdict;
+  4. more passing verification checks;
+  5. the smaller id (ids are content hashes).
+Never `created_at`: within a run that is just the order in which concurrent units committed, so
+it would make the kept duplicate (and the final mix) depend on timing. Deterministic: same pool,
+same result, whatever the commit order; no LLM calls.
 """
 
 from __future__ import annotations
@@ -72,10 +82,17 @@ def _jaccard(a: set, b: set) -> float:
     return len(a & b) / len(a | b) if a or b else 0.0
 
 
+def is_incumbent(c: dict) -> bool:
+    """Kept (no `duplicate_of`) and already through a settle (difficulty rated after its pass)."""
+    return not c.get("duplicate_of") and bool(c.get("difficulty"))
+
+
 def _rank(c: dict) -> tuple:
+    human = 0 if (c.get("status") or "pending") != "pending" else 1
     verdict = {"passed": 0, "pending": 1, "failed": 2}.get(c.get("verdict"), 3)
+    incumbent = 0 if is_incumbent(c) else 1
     passed = sum(1 for v in c.get("verification") or [] if v.get("passed") is True)
-    return (verdict, -passed, c.get("created_at") or "", c["id"])
+    return (human, verdict, incumbent, -passed, c["id"])
 
 
 def find_duplicates(candidates: list[dict]) -> list[tuple[str, str]]:

@@ -14,9 +14,10 @@ TYPES = ("single_hop", "reasoning", "multi_hop", "comparative", "temporal", "una
 DEFENSIVE = ("unanswerable", "ambiguous", "temporal")
 DIFFICULTIES = ("easy", "medium", "hard")
 
-# Default mix: 25% defensive (the floor is 15%), measured difficulty lands near 40/30/30
-# because single_hop items with high lexical overlap are mostly easy and the evolved kinds
-# are medium/hard (see difficulty.py).
+# Default mix: 25% defensive (the floor is 15%). Only single-hop items can measure easy
+# (difficulty.py), so with the default 40/30/30 difficulty target the runner plans more
+# single-hop slots than this mix gives, taken from reasoning / multi-hop / comparative
+# (plan.py `steer_for_difficulty`).
 DEFAULT_MIX = {
     "single_hop": 0.35, "reasoning": 0.15, "multi_hop": 0.15, "comparative": 0.10,
     "temporal": 0.10, "unanswerable": 0.10, "ambiguous": 0.05,
@@ -130,6 +131,8 @@ class GenerateSummary(BaseModel):
     types: dict[str, TypeCounts]
     difficulty: dict[str, int] = Field(default_factory=dict)
     difficulty_target: dict[str, float] = Field(default_factory=dict)
+    difficulty_short: dict[str, int] = Field(
+        default_factory=dict, description="level -> items missing against the target share")
     documents: list[DocumentCoverage] = Field(default_factory=list)
     facts: int = 0
     facts_dropped: int = 0

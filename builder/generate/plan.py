@@ -5,6 +5,15 @@ and how much one document may contribute.
   the largest-remainder rule so they sum to exactly `--n`. With the default mix, defensive
   kinds (unanswerable + ambiguous + temporal) get at least `min_defensive` (15%) of n whenever
   they are allowed; a user `--mix` below that is kept but noted in the summary.
+- Difficulty steering (`steer_for_difficulty`): under the difficulty rule only single-hop items
+  can measure easy, and each kind has a typical level profile (`PROFILE`, measured on samples/
+  with the scripted model). With the default mix, single-hop slots are added -- taken from the
+  non-defensive evolved kinds (reasoning, multi-hop, comparative) in proportion to their
+  planned counts (at least one of each stays; the defensive kinds are never touched) until the
+  expected easy count reaches the target. The evolved kinds left then supply medium and hard
+  (on the default 40/30/30 target the expected split comes out near 18/18 of n=60). A
+  user `--mix` is kept as given. The plan stays a pure function of the options, so reruns and
+  resumes plan the same thing; the summary reports the mix actually measured.
 - Chunks for facts: round-robin over documents (seeded order), so every document is covered
   before any gets a second chunk, plus for each picked chunk its best FTS5 neighbour in another
   document (material for multi-hop, temporal and ambiguous pairs). The budget grows with n
@@ -22,7 +31,17 @@ from collections import defaultdict
 from builder.errors import InputError
 from builder.store.search import search_chunks
 
-from builder.generate.models import DEFAULT_MIX, DEFENSIVE, TYPES
+from builder.generate.models import DEFAULT_MIX, DEFENSIVE, DIFFICULTIES, TYPES
+
+# Expected (easy, medium, hard) share per kind under difficulty.py's rule. Single-hop: 15 of 21
+# measured easy on samples/ (scripted model, n=60); comparative / temporal / ambiguous are hard
+# by construction; multi-hop and unanswerable mostly medium; reasoning split.
+PROFILE = {
+    "single_hop": (0.75, 0.2, 0.05), "reasoning": (0.0, 0.5, 0.5), "multi_hop": (0.0, 0.8, 0.2),
+    "comparative": (0.0, 0.0, 1.0), "temporal": (0.0, 0.0, 1.0), "ambiguous": (0.0, 0.0, 1.0),
+    "unanswerable": (0.0, 0.8, 0.2),
+}
+DONORS = ("reasoning", "multi_hop", "comparative")
 
 
 def parse_mix(text: str | None) -> dict[str, float] | None:
@@ -94,6 +113,40 @@ def type_targets(n: int, mix: dict[str, float] | None, types: list[str] | None,
                 shares[t] = shares[t] * want / have
     plan = largest_remainder(n, shares)
     return {t: plan.get(t, 0) for t in TYPES if t in plan}, notes
+
+
+def expected_difficulty(plan: dict[str, int]) -> dict[str, float]:
+    """Expected count per level for a type plan (PROFILE)."""
+    return {d: sum(k * PROFILE[t][i] for t, k in plan.items()) for i, d in enumerate(DIFFICULTIES)}
+
+
+def steer_for_difficulty(plan: dict[str, int], target: dict[str, float] | None,
+                         user_mix: bool) -> tuple[dict[str, int], list[str]]:
+    """Move slots from the non-defensive evolved kinds to single_hop until the expected easy
+    count reaches the target (see the module doc). Returns (plan, notes)."""
+    if user_mix or not target or "single_hop" not in plan:
+        return plan, []
+    n = sum(plan.values())
+    total = sum(target.get(d, 0.0) for d in DIFFICULTIES) or 1.0
+    want = {d: n * target.get(d, 0.0) / total for d in DIFFICULTIES}
+    base, plan = dict(plan), dict(plan)
+    moved: dict[str, int] = defaultdict(int)
+    while expected_difficulty(plan)["easy"] < want["easy"] - 1e-9:
+        donors = [t for t in DONORS if plan.get(t, 0) > 1]
+        if not donors:
+            break
+
+        # proportionally: the kind that has kept the largest part of its planned count gives next
+        donor = max(donors, key=lambda t: (plan[t] / base[t], -DONORS.index(t)))
+        plan[donor] -= 1
+        plan["single_hop"] += 1
+        moved[donor] += 1
+    notes = []
+    if moved:
+        notes.append("difficulty target: planned " + ", ".join(
+            f"{k} more single_hop instead of {t}" for t, k in moved.items())
+            + f" (only single-hop items can measure easy; target easy {want['easy']:.0f})")
+    return plan, notes
 
 
 def document_cap(n: int, n_docs: int) -> int:

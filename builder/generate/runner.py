@@ -34,7 +34,9 @@ from builder.generate.candidate import stable_id
 from builder.generate.context import RunContext
 from builder.generate.material import annotate, pick_all
 from builder.generate.models import GenerateOptions, GenerateSummary
-from builder.generate.plan import chunk_budget, document_cap, select_chunks, type_targets
+from builder.generate.plan import (
+    chunk_budget, document_cap, select_chunks, steer_for_difficulty, type_targets,
+)
 from builder.generate.summary import build_summary
 
 # In order of scarcity: the rarer kind picks its material (and document cap room) first.
@@ -59,6 +61,8 @@ async def arun_generate(store: Store, llm: LLM, options: GenerateOptions,
         where = f" matching --docs {options.docs!r}" if options.docs else ""
         raise InputError(f"no chunks{where} in {store.path}; run `golden ingest` first")
     plan, notes = type_targets(options.n, options.mix, options.types, options.min_defensive)
+    ctx.notes.extend(notes)
+    plan, notes = steer_for_difficulty(plan, options.difficulty, options.mix is not None)
     ctx.notes.extend(notes)
     if getattr(llm, "dry_run", False):
         est = await estimate.estimate_run(ctx, chunks, plan)

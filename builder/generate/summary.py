@@ -69,13 +69,27 @@ def build_summary(ctx: RunContext, chunks: list[dict], plan: dict[str, int], *,
                                   chunks_with_facts=with_facts[d], verified=per_doc_verified[d])
                  for d in sorted(per_doc_chunks)]
     notes = list(dict.fromkeys(ctx.notes))
+    reached = sum(difficulty.values())
+    target = ctx.options.difficulty
+    t_total = sum(target.values()) or 1.0
+    short = {}
+    if reached and not dry_run:
+        for d in DIFFICULTIES:
+            want = round(reached * target.get(d, 0.0) / t_total)
+            if difficulty[d] < want:
+                short[d] = want - difficulty[d]
+        mix = ", ".join(f"{d} {difficulty[d]} ({difficulty[d] / reached:.0%} vs target "
+                        f"{target.get(d, 0.0) / t_total:.0%})" for d in DIFFICULTIES)
+        verdict = ("short: " + ", ".join(f"{d} by {k}" for d, k in short.items())) if short \
+            else "on target"
+        notes.append(f"difficulty reached: {mix}; {verdict}")
     if estimate:
         notes.append("dry run: estimated calls per stage " +
                      ", ".join(f"{k}={v}" for k, v in estimate.items()))
     return GenerateSummary(
         n_target=ctx.options.n, plan=plan, types=types,
         difficulty={d: difficulty[d] for d in DIFFICULTIES},
-        difficulty_target=ctx.options.difficulty, documents=documents,
+        difficulty_target=ctx.options.difficulty, difficulty_short=short, documents=documents,
         facts=sum(1 for f in fact_rows if f["chunk_id"] in ids), facts_dropped=ctx.facts_dropped,
         llm=_llm_summary(ctx), llm_calls_by_stage=dict(estimate or ctx.calls),
         llm_failures=sum(ctx.failures.values()), seconds=round(seconds, 2), stopped=stopped,
@@ -116,9 +130,13 @@ def render_summary(summary: GenerateSummary, console: Console) -> None:
             f"{summary.seconds:.1f} s")
     console.print(Text(line))
     if not summary.dry_run:
-        diff = ", ".join(f"{d} {summary.difficulty.get(d, 0)} (target {summary.difficulty_target.get(d, 0):.0%})"
+        reached = sum(summary.difficulty.values()) or 1
+        diff = ", ".join(f"{d} {summary.difficulty.get(d, 0)} ({summary.difficulty.get(d, 0) / reached:.0%}, "
+                         f"target {summary.difficulty_target.get(d, 0):.0%})"
                          for d in summary.difficulty_target)
-        console.print(Text(f"Difficulty of verified candidates: {diff}"))
+        short = ", ".join(f"{d} short by {k}" for d, k in summary.difficulty_short.items())
+        console.print(Text(f"Difficulty of verified candidates: {diff}"
+                           + (f"; {short}" if short else "")))
         console.print(Text(f"Facts: {summary.facts} kept, {summary.facts_dropped} dropped this run "
                            f"(evidence not found in the chunk)"))
     d = Table(title="coverage per document", title_justify="left")
