@@ -240,3 +240,71 @@ def test_ctrl_c_and_sigterm_stop_the_server(tmp_path, smollm2_path, sig):
     golden.send_signal(sig)
     assert golden.wait(timeout=60) != 0
     assert _gone(server, within=1.0)  # stopped by golden itself, not by the kernel later
+
+
+# -- server speed settings ------------------------------------------------------------------
+
+def test_server_settings_leave_a_core_free_and_skip_prompt_logits(monkeypatch):
+    monkeypatch.delenv("GOLDEN_LOCAL_THREADS", raising=False)
+    from builder.llm.llama_server import default_threads, model_settings
+
+    assert [default_threads(n) for n in (1, 2, 4, 8)] == [1, 1, 3, 7]
+    s = model_settings("m.gguf", "local:m", 2048)
+    assert s["n_threads"] == s["n_threads_batch"] == default_threads()
+    assert s["logits_all"] is False  # the server's default True costs RAM and time
+    assert model_settings("m.gguf", "local:m", 2048, n_threads=3)["n_threads_batch"] == 3
+    monkeypatch.setenv("GOLDEN_LOCAL_THREADS", "2")
+    assert default_threads(2) == 2
+    monkeypatch.setenv("GOLDEN_LOCAL_THREADS", "lots")
+    assert default_threads(2) == 1
+
+
+class Item(BaseModel):
+    name: str
+    tags: list[str]
+    count: int
+
+
+class Items(BaseModel):
+    items: list[Item]
+
+
+@pytest.mark.integration
+def test_lazy_grammar_sampling_still_yields_schema_valid_json(smollm2_path):
+    from llama_cpp import Llama
+
+    from builder.llm.llama_server import install_lazy_grammar
+
+    install_lazy_grammar()
+    install_lazy_grammar()  # idempotent
+    llm = Llama(str(smollm2_path), n_ctx=1024, n_threads=1, verbose=False)
+    lazy = type(llm)._init_sampler
+    used: list[str] = []
+
+    def spy(self, *args, **kwargs):
+        sampler = lazy(self, *args, **kwargs)
+        used.append(type(sampler).__name__)
+        return sampler
+
+    def ask(temperature: float) -> dict:
+        return llm.create_chat_completion(
+            messages=[{"role": "user", "content": "List three fruits with tags, as JSON."}],
+            response_format={"type": "json_object", "schema": Items.model_json_schema()},
+            temperature=temperature, max_tokens=200, seed=1)["choices"][0]
+
+    type(llm)._init_sampler = spy
+    try:
+        greedy = ask(0.0)
+        warm = ask(0.2)
+        llm.create_chat_completion(messages=[{"role": "user", "content": "Hi"}], max_tokens=4)
+        type(llm)._init_sampler = lazy._golden_original
+        stock = ask(0.0)
+    finally:
+        type(llm)._init_sampler = lazy
+    assert used == ["LazyGrammarSampler", "LazyGrammarSampler", "LlamaSampler"]
+    assert greedy["finish_reason"] == "stop"
+    Items.model_validate_json(greedy["message"]["content"])
+    # the same tokens as the stock full-vocabulary grammar sampler
+    assert greedy["message"]["content"] == stock["message"]["content"]
+    if warm["finish_reason"] == "stop":  # the 135M model may ramble until max_tokens
+        Items.model_validate_json(warm["message"]["content"])

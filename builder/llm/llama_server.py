@@ -8,12 +8,15 @@ openai SDK's `chat.completions.parse` -- work unchanged. It also maps `max_compl
 (sent by newer clients, ignored by llama-cpp-python) onto `max_tokens`.
 
 Run by `builder.llm.local_server.LocalServer`, which owns the process lifetime; this module
-only builds the app and serves it on 127.0.0.1.
+only builds the app and serves it on 127.0.0.1. Speed settings (threads, logits, grammar
+sampling) are measured and explained in `default_threads`, `model_settings` and
+`install_lazy_grammar`.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import json
 from typing import Any
@@ -81,17 +84,132 @@ class JsonSchemaAdapter:
         await self.app({**scope, "headers": headers}, replay, send)
 
 
+def default_threads(cpu_count: int | None = None) -> int:
+    """Threads for decoding and prompt processing: every core but one (at least one).
+
+    llama.cpp's threads meet at a spin barrier after every op; when another process takes a
+    core from one of them the others spin until it is scheduled again. Measured on a busy
+    2-core machine (another model server generating): 2 threads took 311 s per structured call,
+    1 thread 14 s. On an idle 2-core machine 2 threads are ~1.4x faster, which is not worth a
+    20x cliff whenever anything else runs (pytest, an editor, golden's own process).
+    `GOLDEN_LOCAL_THREADS=N` overrides it (e.g. 2 on a 2-core machine known to be idle).
+    """
+    with contextlib.suppress(ValueError):
+        if int(os.environ.get("GOLDEN_LOCAL_THREADS", "")) > 0:
+            return int(os.environ["GOLDEN_LOCAL_THREADS"])
+    cpus = cpu_count if cpu_count is not None else (os.cpu_count() or 1)
+    return max(1, cpus - 1)
+
+
+def install_lazy_grammar() -> None:
+    """Make llama_cpp sample grammar-constrained tokens the way llama.cpp's own server does.
+
+    llama-cpp-python puts the grammar sampler into the sampler chain, so every token runs the
+    grammar over the whole vocabulary (151,936 entries for Qwen2.5) before top-k: 30-70 ms a
+    token on one core, as long as the forward pass itself. llama.cpp's `common_sampler`
+    instead samples without the grammar, checks only the chosen token against it, and
+    re-samples with the grammar applied to the full vocabulary only when that token is
+    rejected. Every token still passes the grammar, so the output is exactly as constrained
+    (valid JSON for the schema); only the cost changes. Idempotent.
+    """
+    import ctypes
+    import math
+
+    import llama_cpp
+    import numpy as np
+    from llama_cpp import llama as llama_module
+
+    original = llama_module.Llama._init_sampler
+    if getattr(original, "_golden_lazy_grammar", False):
+        return
+
+    class LazyGrammarSampler:
+        """Stands in for `LlamaSampler` (only `.sample(ctx, idx)` is used by `Llama`)."""
+
+        def __init__(self, plain: Any, model: Any, grammar: Any, n_vocab: int):
+            self.plain = plain  # the same chain without the grammar
+            self.grammar = llama_cpp.llama_sampler_init_grammar(
+                model.vocab, grammar._grammar.encode("utf-8"), grammar._root.encode("utf-8"))
+            if not self.grammar:
+                raise ValueError("llama.cpp could not parse the grammar")
+            self.n_vocab = n_vocab
+            self._data = (llama_cpp.llama_token_data * n_vocab)()
+            self._view = np.ctypeslib.as_array(self._data)
+            self._ids = np.arange(n_vocab, dtype=np.int32)
+            self._all = llama_cpp.llama_token_data_array(
+                data=self._data, size=n_vocab, selected=-1, sorted=False)
+            self._one_data = (llama_cpp.llama_token_data * 1)()
+            self._one = llama_cpp.llama_token_data_array(
+                data=self._one_data, size=1, selected=-1, sorted=False)
+
+        def _load_logits(self, ctx: Any, idx: int) -> None:
+            logits = llama_cpp.llama_get_logits_ith(ctx.ctx, idx)
+            self._view["id"] = self._ids
+            self._view["logit"] = np.ctypeslib.as_array(logits, shape=(self.n_vocab,))
+            self._view["p"] = 0.0
+            self._all.size, self._all.selected, self._all.sorted = self.n_vocab, -1, False
+
+        def _apply(self, sampler: Any, array: Any) -> None:
+            llama_cpp.llama_sampler_apply(sampler, ctypes.byref(array))
+
+        def sample(self, ctx: Any, idx: int = -1) -> int:
+            self._load_logits(ctx, idx)
+            self._apply(self.plain.sampler, self._all)
+            token = self._data[self._all.selected].id
+            self._one_data[0].id, self._one_data[0].logit, self._one_data[0].p = token, 1.0, 0.0
+            self._one.size, self._one.selected, self._one.sorted = 1, -1, False
+            self._apply(self.grammar, self._one)
+            if math.isinf(self._one_data[0].logit):  # rejected: sample from what the grammar allows
+                self._load_logits(ctx, idx)
+                self._apply(self.grammar, self._all)
+                self._apply(self.plain.sampler, self._all)
+                token = self._data[self._all.selected].id
+            llama_cpp.llama_sampler_accept(self.grammar, token)
+            llama_cpp.llama_sampler_accept(self.plain.sampler, token)
+            return token
+
+        def close(self) -> None:
+            if self.grammar:
+                llama_cpp.llama_sampler_free(self.grammar)
+                self.grammar = None
+            self.plain.close()
+
+        def __del__(self) -> None:
+            self.close()
+
+    def _init_sampler(self: Any, *args: Any, **kwargs: Any) -> Any:
+        grammar = kwargs.get("grammar")
+        if grammar is None or args or kwargs.get("logits_processor") is not None:
+            return original(self, *args, **kwargs)
+        plain = original(self, **{**kwargs, "grammar": None})
+        return LazyGrammarSampler(plain, self._model, grammar, self._n_vocab)
+
+    _init_sampler._golden_lazy_grammar = True  # type: ignore[attr-defined]
+    _init_sampler._golden_original = original  # type: ignore[attr-defined]
+    llama_module.Llama._init_sampler = _init_sampler
+
+
+def model_settings(model_path: str, alias: str, n_ctx: int,
+                   n_threads: int | None = None) -> dict[str, Any]:
+    """ModelSettings for the embedded server (see default_threads and the notes inline)."""
+    threads = n_threads or default_threads()
+    return {
+        "model": model_path, "model_alias": alias, "n_ctx": n_ctx, "verbose": False,
+        "n_threads": threads, "n_threads_batch": threads,
+        # The server defaults to logits_all=True: it keeps logits for every prompt token (only
+        # logprobs need them), 0.5 GB more RSS and ~9% slower calls. golden never asks for them.
+        "logits_all": False,
+    }
+
+
 def build_app(model_path: str, alias: str, n_ctx: int, n_threads: int | None = None) -> Any:
     from llama_cpp.server.app import create_app
     from llama_cpp.server.settings import ModelSettings, ServerSettings
 
-    model_kwargs: dict[str, Any] = {"model": model_path, "model_alias": alias, "n_ctx": n_ctx,
-                                    "verbose": False}
-    # llama-cpp-python decodes with cpu_count // 2 threads by default: one thread on the
-    # 2-core machines golden targets. Generation is the demo's bottleneck, so use every core.
-    model_kwargs["n_threads"] = n_threads or os.cpu_count() or 1
+    install_lazy_grammar()
     app = create_app(server_settings=ServerSettings(host="127.0.0.1"),
-                     model_settings=[ModelSettings(**model_kwargs)])
+                     model_settings=[ModelSettings(**model_settings(model_path, alias, n_ctx,
+                                                                    n_threads))])
     return JsonSchemaAdapter(app)
 
 
