@@ -252,19 +252,6 @@ def m002_generation_review_llm_runs(db: Database) -> None:
     db.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT)")
 
 
-def apply_migrations(store: "Store") -> None:
-    """Bring the file to the current schema; safe when several processes open it at once."""
-    if not migrations.pending(store.db):
-        return
-    with store.write():
-        migrations.apply(store.db)
-
-
-def schema_version(store: "Store") -> list[str]:
-    """Names of the applied migrations, oldest first."""
-    return [m.name for m in migrations.applied(store.db)]
-
-
 @migrations()
 def m003_review_indexes(db: Database) -> None:
     """Indexes for the review UI (builder/store/review.py): each list order it offers walks an
@@ -321,3 +308,16 @@ def m004_review_search_and_counts(db: Database) -> None:
         f" INSERT INTO candidates_fts (candidates_fts, rowid, {cols}) VALUES ('delete', {old});"
         f" INSERT INTO candidates_fts (rowid, {cols}) VALUES ({new}); END")
     db.execute("INSERT INTO candidates_fts (candidates_fts) VALUES ('rebuild')")
+
+
+def apply_migrations(store: "Store") -> None:
+    """Bring the file to the current schema; safe when several processes open it at once."""
+    if not migrations.pending(store.db):
+        return
+    with store.write():
+        migrations.apply(store.db)
+
+
+def schema_version(store: "Store") -> list[str]:
+    """Names of the applied migrations, oldest first."""
+    return [m.name for m in migrations.applied(store.db)]
