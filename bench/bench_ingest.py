@@ -8,7 +8,8 @@ in a temporary folder, then in the same process, `--runs` times (default 2):
   2. `ingest_paths` into a fresh database (read, chunk, count, write, FTS index);
   3. `ingest_paths` again on the unchanged corpus.
 Prints MB/s, the ratio ingest/raw throughput in wall clock and in CPU time (a busy shared
-machine distorts wall time; CPU time is steadier), target >= 0.5; re-ingest as % of the first
+machine distorts wall time; CPU time is steadier; it includes the chunking worker processes
+of a parallel ingest), target >= 0.5; re-ingest as % of the first
 (target <= 10 %) and peak RSS. Run by hand:  python bench/bench_ingest.py [--mb 50] [--runs 2]
 """
 
@@ -92,6 +93,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mb", type=float, default=50.0)
     parser.add_argument("--runs", type=int, default=2)
+    parser.add_argument("--serial", action="store_true",
+                        help="also time a serial ingest (no chunking workers) in each run")
     args = parser.parse_args()
     enc = encoding()  # load the BPE once, outside every timing
     with tempfile.TemporaryDirectory() as tmp:
@@ -107,21 +110,36 @@ def main() -> None:
             n = sum(len(enc.encode_ordinary(f.read_text("utf-8"))) for f in files)
             return time.perf_counter() - t0, time.process_time() - c0, n
 
+        def cpu() -> float:
+            """CPU time of this process and of its finished children (chunking workers)."""
+            kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+            return time.process_time() + kids.ru_utime + kids.ru_stime
+
         for run in range(1, args.runs + 1):
             raw1, raw1_cpu, tokens = raw_pass()
             store = Store(Path(tmp, f"bench{run}.db"))
-            t0, c0 = time.perf_counter(), time.process_time()
+            t0, c0 = time.perf_counter(), cpu()
             first = ingest_paths(store, [str(corpus)])
-            ingest, ingest_cpu = time.perf_counter() - t0, time.process_time() - c0
+            ingest, ingest_cpu = time.perf_counter() - t0, cpu() - c0
             raw2, raw2_cpu, _ = raw_pass()
             raw, raw_cpu = (raw1 + raw2) / 2, (raw1_cpu + raw2_cpu) / 2
             print(f"run {run}: raw tiktoken encode_ordinary: {raw:.2f} s ({raw_cpu:.2f} s CPU; "
                   f"before/after {raw1:.2f}/{raw2:.2f} s), {mb / raw:.2f} MB/s, {tokens} tokens")
-            print(f"run {run}: ingest: {ingest:.2f} s ({ingest_cpu:.2f} s CPU), "
+            print(f"run {run}: ingest: {ingest:.2f} s ({ingest_cpu:.2f} s CPU, workers "
+                  f"included), "
                   f"{mb / ingest:.2f} MB/s, {first.documents_added} documents, "
                   f"{first.chunks_added} chunks")
             print(f"run {run}: ratio ingest/raw throughput: {raw / ingest:.2f}x wall "
                   f"(target >= 0.5x); {raw_cpu / ingest_cpu:.2f}x in CPU time")
+
+            if args.serial:
+                serial_store = Store(Path(tmp, f"serial{run}.db"))
+                t0 = time.perf_counter()
+                ingest_paths(serial_store, [str(corpus)], parallel_min_chars=None)
+                serial = time.perf_counter() - t0
+                serial_store.close()
+                print(f"run {run}: serial ingest (reference): {serial:.2f} s, "
+                      f"{raw / serial:.2f}x raw; parallel/serial speed-up {serial / ingest:.2f}x")
 
             t0 = time.perf_counter()
             again = ingest_paths(store, [str(corpus)])
@@ -131,7 +149,9 @@ def main() -> None:
                   f"{100 * reingest / ingest:.1f}% of the first ingest (target <= 10%)")
             store.close()
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-        print(f"peak RSS: {peak:.0f} MB")
+        kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+        print(f"peak RSS: {peak:.0f} MB" + (f" (largest worker process: {kids:.0f} MB)"
+                                            if kids else ""))
 
 
 if __name__ == "__main__":

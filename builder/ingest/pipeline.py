@@ -22,8 +22,14 @@ their own `id` verbatim. A chunk id used by two documents is an input error.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
-from collections.abc import Callable
+import multiprocessing
+import os
+import threading
+from collections import deque
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -41,6 +47,11 @@ from builder.store.documents import (
 )
 
 CHUNKER_VERSION = 1
+# Chunk in worker processes (while this one writes) once the documents to (re)chunk hold at
+# least this many characters; smaller ingests stay in one process (starting workers costs more).
+PARALLEL_MIN_CHARS = 4_000_000
+_BATCH_CHARS = 1_000_000  # characters of documents per task sent to a worker
+_IN_FLIGHT = 3  # tasks per worker queued ahead of the writer (bounds memory)
 
 
 @dataclass
@@ -80,11 +91,15 @@ def ingest_paths(
     store: Store, paths: list[str], *, include: tuple[str, ...] = (),
     exclude: tuple[str, ...] = (), chunk_tokens: int = 400, overlap: int = 50,
     warn: Callable[[str], None] | None = None,
+    parallel_min_chars: int | None = PARALLEL_MIN_CHARS,
 ) -> IngestReport:
     """Ingest files and folders into `store` (see the module docstring for the guarantees).
 
     `warn` receives one line per warning (e.g. invalid UTF-8 replaced); warnings are also
-    listed in the report. Raises InputError for bad input, with nothing written."""
+    listed in the report. Raises InputError for bad input, with nothing written.
+
+    `parallel_min_chars`: chunk in worker processes when the documents to (re)chunk hold at
+    least this many characters (None: never). The result is identical either way."""
     if chunk_tokens < 16:
         raise InputError(f"--chunk-tokens must be at least 16 (got {chunk_tokens})")
     if not 0 <= overlap <= chunk_tokens // 2:
@@ -144,19 +159,88 @@ def ingest_paths(
     for doc_id in removals:
         report.chunks_removed += delete_document(store, doc_id)
         report.documents_removed += 1
-    # Inline, not on a writer thread: measured on a busy 2-core machine, a writer thread cost
-    # more wall time than it saved (GIL hand-offs), and the chunker already keeps a core busy.
-    for doc in todo:
-        row, chunks = _build(doc, chunk_tokens, overlap, signature)
-        changes = save_document(store, row, chunks, claim_ids=doc.format == "jsonl")
-        report.chunks_added += changes.added
-        report.chunks_kept += changes.kept
-        report.chunks_removed += changes.removed
-        if doc.id in known:
-            report.documents_replaced += 1
-        else:
-            report.documents_added += 1
+    # Not on a writer thread: measured on a busy 2-core machine, a writer thread cost more
+    # wall time than it saved (GIL hand-offs, the chunker is Python). Large ingests chunk in
+    # worker processes instead, while this process writes (see `_built`).
+    with contextlib.closing(_built(todo, chunk_tokens, overlap, signature,
+                                   parallel_min_chars)) as built:
+        for doc, (row, chunks) in zip(todo, built):
+            changes = save_document(store, row, chunks, claim_ids=doc.format == "jsonl")
+            report.chunks_added += changes.added
+            report.chunks_kept += changes.kept
+            report.chunks_removed += changes.removed
+            if doc.id in known:
+                report.documents_replaced += 1
+            else:
+                report.documents_added += 1
     return report
+
+
+def _built(todo: list[LoadedDocument], chunk_tokens: int, overlap: int, signature: str,
+           parallel_min_chars: int | None) -> Iterator[tuple[dict, list[dict]]]:
+    """`_build` of every document of `todo`, in order: in this process for small ingests,
+    otherwise in forked worker processes, a few batches ahead of the caller (who writes)."""
+    workers = _worker_count()
+    sizes = [len(d.text) or sum(len(r.text) for r in d.records) for d in todo]
+    # fork only: workers inherit the loaded documents and encoding instead of receiving them;
+    # and only with no other thread running, which could hold a lock across the fork.
+    if (parallel_min_chars is None or sum(sizes) < parallel_min_chars or workers < 1
+            or "fork" not in multiprocessing.get_all_start_methods()
+            or threading.active_count() > 1):
+        for doc in todo:
+            yield _build(doc, chunk_tokens, overlap, signature)
+        return
+    batches: list[range] = []
+    first = size = 0
+    for k, doc_size in enumerate(sizes):
+        size += doc_size
+        if size >= _BATCH_CHARS or k == len(todo) - 1:
+            batches.append(range(first, k + 1))
+            first, size = k + 1, 0
+    global _FORK_STATE
+    # Forked workers inherit the documents (and the loaded encoding): only indices go out and
+    # only built rows come back. Workers never touch the parent's SQLite connection.
+    _FORK_STATE = (todo, chunk_tokens, overlap, signature)
+    encoding()  # load the BPE once, before forking, so no worker has to
+    pending: deque[Future] = deque()
+    executor = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"))
+    try:
+        queued = iter(batches)
+        for batch in queued:
+            pending.append(executor.submit(_build_batch, batch.start, batch.stop))
+            if len(pending) >= _IN_FLIGHT * workers:
+                break
+        while pending:
+            results = pending.popleft().result()
+            nxt = next(queued, None)
+            if nxt is not None:
+                pending.append(executor.submit(_build_batch, nxt.start, nxt.stop))
+            yield from results
+    finally:
+        _FORK_STATE = None
+        for future in pending:
+            future.cancel()
+        executor.shutdown(wait=True, cancel_futures=True)
+
+
+_FORK_STATE: tuple | None = None
+
+
+def _build_batch(start: int, stop: int) -> list[tuple[dict, list[dict]]]:
+    """In a forked worker: `_build` of todo[start:stop] (todo as inherited from the parent)."""
+    todo, chunk_tokens, overlap, signature = _FORK_STATE
+    return [_build(doc, chunk_tokens, overlap, signature) for doc in todo[start:stop]]
+
+
+def _worker_count() -> int:
+    """Chunking workers (0: chunk here). Chunking costs ~2.5x what writing does, so two
+    workers plus this (writing) process share 2 cores better than one worker; beyond 2 cores,
+    one is left to the writer, up to 4 workers."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:
+        cores = os.cpu_count() or 1
+    return 0 if cores < 2 else max(2, min(4, cores - 1))
 
 
 def _is_under(path: str, root: Path) -> bool:
