@@ -71,7 +71,8 @@ def stats(obj: CliContext, top: int) -> None:
     from rich.table import Table
     from rich.text import Text
 
-    from builder.store.documents import document_summaries, pipeline_counts
+    from builder.store.documents import document_summaries
+    from builder.store.stats import pipeline_counts
 
     store = obj.open_store()
     try:

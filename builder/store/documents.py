@@ -215,27 +215,3 @@ def document_summaries(store: Store) -> list[dict]:
         """
     )
 
-
-def pipeline_counts(store: Store, *, top_errors: int = 5) -> dict:
-    """Counts past ingest, read-only: facts; candidates by verdict and by review status;
-    llm_calls by status and the most frequent error messages (first 120 characters)."""
-
-    def grouped(sql: str) -> dict[str, int]:
-        return {str(k): n for k, n in store.conn.execute(sql).fetchall()}
-
-    return {
-        "facts": store.conn.execute("SELECT COUNT(*) FROM facts").fetchone()[0],
-        "candidates_by_verdict": grouped(
-            "SELECT verdict, COUNT(*) FROM candidates GROUP BY verdict ORDER BY verdict"),
-        "candidates_by_status": grouped(
-            "SELECT status, COUNT(*) FROM candidates GROUP BY status ORDER BY status"),
-        "llm_calls_by_status": grouped(
-            "SELECT status, COUNT(*) FROM llm_calls GROUP BY status ORDER BY status"),
-        "llm_top_errors": store.query(
-            """
-            SELECT COALESCE(substr(error, 1, 120), '(' || status || ', no message)') AS reason,
-                   COUNT(*) AS n
-            FROM llm_calls WHERE status != 'ok'
-            GROUP BY reason ORDER BY n DESC, reason LIMIT ?
-            """, (top_errors,)),
-    }
