@@ -133,21 +133,13 @@ def _where(f: CandidateFilter, store: Store | None = None, *, rowid_cap: int | N
         clauses.append("c.rowid IN (SELECT value FROM json_each(?)"
                        " UNION ALL SELECT rowid FROM candidates WHERE id = ?)")
         params.extend([json.dumps(rowids), text])
-    if f.status is not None:
-        clauses.append("c.status = ?")
-        params.append(f.status)
-    if f.verdict is not None:
-        clauses.append("c.verdict = ?")
-        params.append(f.verdict)
-    if f.type is not None:
-        clauses.append("COALESCE(c.edit_type, c.type) = ?")
-        params.append(f.type)
-    if f.difficulty is not None:
-        clauses.append("COALESCE(c.edit_difficulty, c.difficulty) = ?")
-        params.append(f.difficulty)
-    if f.document_id is not None:
-        clauses.append("c.document_id = ?")
-        params.append(f.document_id)
+    for value, column in ((f.status, "c.status"), (f.verdict, "c.verdict"),
+                          (f.type, "COALESCE(c.edit_type, c.type)"),
+                          (f.difficulty, "COALESCE(c.edit_difficulty, c.difficulty)"),
+                          (f.document_id, "c.document_id")):
+        if value is not None:
+            clauses.append(f"{column} = ?")
+            params.append(value)
     if f.duplicates == "exclude":
         clauses.append("c.duplicate_of IS NULL")
     elif f.duplicates == "only":
