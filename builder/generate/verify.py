@@ -59,6 +59,12 @@ def check(name: str, passed: bool | None, reason: str = "", *, source: str = "co
             "gate": gate}
 
 
+def _call_failed(name: str, status: str, model: str | None) -> dict:
+    """A verifier call that failed: recorded with passed=None, and it never gates."""
+    return check(name, None, f"verifier call failed ({status})", source="llm", model=model,
+                 gate=False)
+
+
 def code_checks(store, cand: dict, facts: list[dict], chunks: dict[str, dict]) -> list[dict]:
     """Deterministic checks for one candidate; `facts` are its facts in hop order."""
     ctype, q, a = cand["type"], cand["question"], cand["answer"]
@@ -175,8 +181,7 @@ async def llm_checks(ctx: RunContext, store, cand: dict, chunks: dict[str, dict]
                              UnanswerableVerdict, role="verifier")
         model = res.model or ctx.model("verifier", name)
         if not res.ok:
-            return [check("llm_kb_does_not_answer", None, f"verifier call failed ({res.status})",
-                          source="llm", model=model, gate=False)]
+            return [_call_failed("llm_kb_does_not_answer", res.status, model)]
         v = res.value
         if not v.answered:
             return [check("llm_kb_does_not_answer", True, v.reason, source="llm", model=model)]
@@ -195,8 +200,7 @@ async def llm_checks(ctx: RunContext, store, cand: dict, chunks: dict[str, dict]
         res = await ctx.call(name, variables, MultiHopVerdict, role="verifier")
         model = res.model or ctx.model("verifier", name)
         if not res.ok:
-            return [check("llm_answerable", None, f"verifier call failed ({res.status})",
-                          source="llm", model=model, gate=False)]
+            return [_call_failed("llm_answerable", res.status, model)]
         v = res.value
         alone = [i for i in v.single_passage_answers if 1 <= i <= len(cited)]
         return [
@@ -209,8 +213,7 @@ async def llm_checks(ctx: RunContext, store, cand: dict, chunks: dict[str, dict]
     res = await ctx.call(name, variables, GroundedVerdict, role="verifier")
     model = res.model or ctx.model("verifier", name)
     if not res.ok:
-        return [check("llm_answerable", None, f"verifier call failed ({res.status})",
-                      source="llm", model=model, gate=False)]
+        return [_call_failed("llm_answerable", res.status, model)]
     v = res.value
     unsupported = [c.claim for c in v.claims if not c.supported]
     return [
