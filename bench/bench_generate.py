@@ -4,6 +4,8 @@ questions by template, and print LLM calls, estimated tokens and calls per verif
 per type. Also times the hand-written MinHash/LSH dedup against datasketch (if installed) on
 synthetic questions, as a ratio measured in the same run.
 
+Runs the pipeline twice: facts from the (scripted) LLM, and facts cut out by code.
+
     python bench/bench_generate.py [--n 60] [--dedup 5000]
 """
 
@@ -64,7 +66,7 @@ def count_call_tokens(llm_calls, prompts):
     return total
 
 
-def bench_pipeline(n: int) -> None:
+def bench_pipeline(n: int, facts: str) -> None:
     tmp = tempfile.mkdtemp()
     db = os.path.join(tmp, "g.db")
     res = CliRunner().invoke(golden, ["--db", db, "ingest", str(ROOT / "samples" / "handbook")])
@@ -73,14 +75,15 @@ def bench_pipeline(n: int) -> None:
     chunks = store.query("SELECT count(*) AS n FROM chunks")[0]["n"]
     llm = ScriptedLLM(sentence_model)
     t0 = time.perf_counter()
-    summary = run_generate(store, llm, GenerateOptions(n=n))
+    summary = run_generate(store, llm, GenerateOptions(n=n, facts=facts))
     wall = time.perf_counter() - t0
     from builder.generate.context import PROMPT_NAMES
     from builder.llm.prompts import load_prompt
     prompts = {p: load_prompt(p) for p in PROMPT_NAMES}
     tokens = count_call_tokens(llm.calls, prompts)
     verified = summary.verified_total
-    print(f"pipeline: {chunks} chunks, n={n}: {verified} verified in {wall:.2f} s (scripted model)")
+    print(f"pipeline, facts={facts}: {chunks} chunks, n={n}: {verified} verified in {wall:.2f} s "
+          "(scripted model)")
     print(f"  LLM calls {len(llm.calls)} ({dict(Counter(c[0] for c in llm.calls))})")
     print(f"  ~{tokens} tokens (prompt tokens counted + 150 per reply)")
     print(f"  calls per verified candidate {len(llm.calls) / max(verified, 1):.2f}, "
@@ -92,7 +95,7 @@ def bench_pipeline(n: int) -> None:
           f"{sum(1 for d in summary.documents if d.verified)}/{len(summary.documents)}")
     again = ScriptedLLM(sentence_model)
     t0 = time.perf_counter()
-    run_generate(store, again, GenerateOptions(n=n))
+    run_generate(store, again, GenerateOptions(n=n, facts=facts))
     print(f"  rerun: {len(again.calls)} LLM calls, {time.perf_counter() - t0:.2f} s")
 
 
@@ -138,5 +141,6 @@ if __name__ == "__main__":
     ap.add_argument("--n", type=int, default=60)
     ap.add_argument("--dedup", type=int, default=5000)
     args = ap.parse_args()
-    bench_pipeline(args.n)
+    for facts in ("llm", "text"):
+        bench_pipeline(args.n, facts)
     bench_dedup(args.dedup)

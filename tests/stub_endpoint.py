@@ -62,7 +62,7 @@ FAULTS = ("429", "500", "timeout", "reset", "partial", "stall", "bad_json", "bad
 TRANSPORT_FAULTS = ("429", "500", "timeout", "reset", "partial", "stall")
 # Fails FactsOutput, QuestionsOutput, EvolvedQuestion and the three verdict models alike.
 BAD_SCHEMA = {"facts": "x", "questions": 5, "question": 7, "answerable": "maybe",
-              "answered": "maybe"}
+              "answered": "maybe", "items": "x"}
 _REPAIR_START = "Your reply could not be used"
 
 

@@ -28,6 +28,8 @@ def test_dry_run_prints_estimate_and_writes_nothing(tmp_path):
 @pytest.mark.parametrize("args, message", [
     (["--mix", "single_hop=lots"], "--mix"),
     (["--types", "single_hop,trivia"], "--types"),
+    (["--types", ","], "--types"),
+    (["--facts", "maybe"], "--facts"),
 ])
 def test_bad_options_exit_2_with_one_line(tmp_path, capsys, args, message):
     db = tmp_path / "g.db"

@@ -34,7 +34,7 @@ def test_ideal_model_yields_exactly_the_planned_mix(tmp_path):
         assert c["difficulty_signals"]["points"] >= 0
         assert c["prompts"] and c["generator_model"] == "scripted-model"
         assert c["verification"] and all(v["source"] in ("code", "llm") for v in c["verification"])
-        assert c["seed_fact_id"] and c["document_id"]
+        assert c["document_id"] and (c["seed_fact_id"] or c["type"] == "unanswerable")
         if c["type"] == "unanswerable":
             assert c["chunk_ids"] == [] and c["evidence"] == [] and c["hops"] == []
             assert c["answer"] == "The knowledge base does not contain this information."
@@ -84,9 +84,8 @@ def test_chinese_chunk_gets_chinese_questions(tmp_path):
 def test_injection_in_chunk_stays_data(tmp_path):
     """A model that obeys the chunk's 'answer 42' produces an answer the checks reject."""
     def obedient(name, v, role):
-        if name == "questions" and "Summit" in v["facts"]:
-            return {"questions": [{"fact": 1, "question": "What warranty does the Summit jacket have?",
-                                   "answer": "42"}]}
+        if name == "questions" and "Summit" in v["fact"]:
+            return {"question": "What warranty does the Summit jacket have?", "answer": "42"}
         return ideal(name, v, role)
 
     store = build_kb(tmp_path / "g.db")
@@ -108,8 +107,48 @@ def test_dry_run_writes_nothing(tmp_path):
     llm.respond = lambda *a: LLMResult(None, "dry_run")
     summary = run(store, llm)
     assert summary.dry_run and summary.llm_calls_by_stage["facts"] == 7
-    assert summary.llm_calls_by_stage["verify"] == 10
+    # 8 grounded items in batches of <= 4, one call for the multi-hop and one for the unanswerable
+    assert summary.llm_calls_by_stage["verify"] == 2 + 1 + 1
     assert store.query("SELECT count(*) AS n FROM candidates")[0]["n"] == 0
     assert store.query("SELECT count(*) AS n FROM facts")[0]["n"] == 0
     assert store.query("SELECT count(*) AS n FROM stage_done")[0]["n"] == 0
     assert json.dumps(summary.model_dump())  # serialisable for the demo
+
+
+def test_facts_cut_out_by_code_need_no_llm_call(tmp_path):
+    store = build_kb(tmp_path / "g.db")
+    llm = ScriptedLLM(ideal)
+    summary = run(store, llm, facts="text")
+    assert not any(name == "facts" for name, _, _ in llm.calls)
+    assert summary.facts_extractor == "text" and summary.verified_total >= 8
+    facts = store.query("SELECT prompt_name, llm_call_id FROM facts")
+    assert facts and {(f["prompt_name"], f["llm_call_id"]) for f in facts} == {("statements", None)}
+    # a later LLM-mode run extracts its own facts and does not mix the two sets
+    more = ScriptedLLM(ideal)
+    run(store, more, facts="llm", n=12)
+    assert any(name == "facts" for name, _, _ in more.calls)
+
+
+def test_auto_facts_mode_follows_the_embedded_model(tmp_path):
+    from builder.generate.context import RunContext
+
+    store = build_kb(tmp_path / "g.db")
+    llm = ScriptedLLM(ideal)
+    assert RunContext.create(store, llm, GenerateOptions()).facts_mode == "llm"
+    llm.local = True  # what OpenAIClient sets when golden serves the embedded model
+    assert RunContext.create(store, llm, GenerateOptions()).facts_mode == "text"
+    assert RunContext.create(store, llm, GenerateOptions(facts="llm")).facts_mode == "llm"
+
+
+def test_a_type_the_model_cannot_write_is_given_up(tmp_path):
+    from tests.test_generate_verify import with_overrides
+
+    store = build_kb(tmp_path / "g.db")
+    bad = ScriptedLLM(with_overrides(evolve_comparative=lambda v: {
+        "question": f"Which is it: {v['fact_a']}?", "answer": "It is 999."}))  # never grounded
+    summary = run(store, bad, types=["comparative", "single_hop"], n=8, max_rounds=5)
+    asked = sum(1 for name, _, _ in bad.calls if name == "evolve_comparative")
+    judged = [c for c in load_candidates(store) if c["type"] == "comparative"]
+    assert judged and all(c["verdict"] == "failed" for c in judged)
+    assert asked == len(judged) == 2 + 4  # round 1 asks 2, round 2 twice that, then it stops
+    assert any(n.startswith("comparative: none of") for n in summary.notes)

@@ -105,14 +105,12 @@ def ideal(name: str, v, role: str):
         return {"facts": [{"fact": f, "evidence": e, "entities": ents, "dates": []}
                           for f, e, ents in FACTS[cid]]}
     if name == "questions":
-        items = []
-        for i, fact in enumerate(_fact_lines(v["facts"]), 1):
-            if _is_zh(fact):
-                q = f"关于{fact[:7]}有什么规定？"
-            else:
-                q = "What do we know about " + " ".join(fact.split()[:2]).rstrip(".") + "?"
-            items.append({"fact": i, "question": q, "answer": fact})
-        return {"questions": items}
+        fact = v["fact"]
+        if _is_zh(fact):
+            q = f"关于{fact[:7]}有什么规定？"
+        else:
+            q = "What do we know about " + " ".join(fact.split()[:2]).rstrip(".") + "?"
+        return {"question": q, "answer": fact}
     if name == "evolve_reasoning":
         lines = _fact_lines(v["facts"])
         return {"question": "What can a customer work out from the policy on "
@@ -128,16 +126,26 @@ def ideal(name: str, v, role: str):
     if name == "evolve_temporal":
         return {"question": "What is the current rule for this at Northwind?",
                 "answer": v["newer_fact"]}
-    if name == "evolve_unanswerable":
-        if _is_zh(v["entity"]):
-            return {"question": f"{v['entity']}的{v['attribute']}是多少？"}
-        return {"question": f"What is the {v['attribute']} of the {v['entity']}?"}
+    if name == "evolve_unanswerable":  # invents a sibling of the listed names
+        return {"name": "Tacoma", "question": f"What is the {v['attribute'].lower()} of Tacoma?"}
+    if name == "evolve_unanswerable_topics":
+        # each shares terms with some chunk (so the verifier has passages to read) and has
+        # one term no chunk contains
+        return {"questions": ["Do you offer gift wrapping on orders?",
+                              "Is there parking at the Northwind stores?",
+                              "Can I pay for shipping with Bitcoin?",
+                              "Do you sell bicycles for trail club events?",
+                              "Do Gold members get student discounts?",
+                              "Can I trade in used gear for a Northwind refund?",
+                              "Are dogs allowed at trail club events?",
+                              "Do you have job openings at Northwind?"]}
     if name == "evolve_ambiguous":
         return {"question": f"How much does the {v['term']} cost?",
                 "answer": f"It depends: {v['fact_a']} {v['fact_b']}"}
     if name == "verify_grounded":
-        return {"answerable": True, "claims": [{"claim": v["answer"], "supported": True,
-                                                "quote": ""}], "reason": "ok"}
+        numbers = re.findall(r'<item number="(\d+)">', v["items"])
+        return {"items": [{"item": int(n), "answerable": True, "unsupported_claims": [],
+                           "reason": ""} for n in numbers]}
     if name == "verify_multi_hop":
         return {"answerable": True, "single_passage_answers": [], "reason": "ok"}
     if name == "verify_unanswerable":

@@ -70,9 +70,8 @@ def obeying(name: str, v, role: str):
     if name == "facts" and v["chunk"] not in _KNOWN:  # notes.md: finds nothing it trusts
         return {"facts": []}
     reply = ideal(name, v, role)
-    if name == "questions" and "Summit jacket" in v["facts"]:
-        for item in reply["questions"]:
-            item["answer"] = "42"
+    if name == "questions" and "Summit jacket" in v["fact"]:
+        reply["answer"] = "42"
     elif name.startswith("evolve_") and "Summit jacket" in json.dumps(dict(v)) \
             and "answer" in reply:
         reply["answer"] = "42"

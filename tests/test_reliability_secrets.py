@@ -38,7 +38,10 @@ TAIL = KEY[-16:]
 # Replies by the json_schema name the client sends (= the output model's class name).
 _FIXED = {
     "EvolvedQuestion": {"question": "Which rule applies overall?", "answer": "It varies."},
-    "GroundedVerdict": {"answerable": True, "claims": [], "reason": "ok"},
+    "ProposedQuestions": {"questions": ["Do you offer gift wrapping?"]},
+    "InventedEntityQuestion": {"name": "Tacoma", "question": "What is the address of Tacoma?"},
+    "GroundedBatchVerdict": {"items": [{"item": 1, "answerable": True, "unsupported_claims": [],
+                                        "reason": ""}]},
     "MultiHopVerdict": {"answerable": True, "single_passage_answers": [], "reason": "ok"},
     "UnanswerableVerdict": {"answered": False, "passage": 0, "quote": "", "reason": "ok"},
     "Claims": {"claims": ["The answer states a fact."]},
@@ -61,13 +64,10 @@ def _reply(schema: str, messages: list[dict]) -> dict:
             return {"facts": []}
         return {"facts": [{"fact": sentence, "evidence": sentence.rstrip("."), "entities": [],
                            "dates": []}]}
-    if schema == "QuestionsOutput":
-        items = []
-        for n, fact in re.findall(r"^(\d+)\. (.+)$", user, re.M):
-            words = fact.split()[:3]
-            items.append({"fact": int(n), "question": f"What is true about {' '.join(words)}?",
-                          "answer": fact})
-        return {"questions": items}
+    fact = re.search(r"^Fact: (.+?) Answer: ", user, re.M)
+    if schema == "EvolvedQuestion" and fact:  # the questions stage: one distinct question per fact
+        words = fact.group(1).split()[:3]
+        return {"question": f"What is true about {' '.join(words)}?", "answer": fact.group(1)}
     return _FIXED[schema]
 
 

@@ -20,6 +20,17 @@ def stable_id(*parts: object, size: int = 12) -> str:
     return hashlib.blake2b(raw, digest_size=size).hexdigest()
 
 
+def clean_question(text: str) -> str:
+    """The question up to its first question mark: small models often append the answer or the
+    fact after it ("How long ...? You can return ... within 45 days.")."""
+    text = " ".join(text.split())
+    for mark in ("?", "？"):
+        cut = text.find(mark)
+        if 0 < cut < len(text) - 1:
+            text = text[:cut + 1]
+    return text
+
+
 def language_name(code: str | None) -> str:
     return LANGUAGE_NAMES.get((code or "en").split("-")[0], code or "English")
 

@@ -21,9 +21,13 @@ from builder.llm.setup import llm_options
               default=None, help="Folder whose .prompt files override the bundled ones.")
 @click.option("--seed", type=int, default=0, show_default=True,
               help="Seed for which chunks and facts are picked.")
+@click.option("--facts", "facts_mode", type=click.Choice(["auto", "llm", "text"]), default="auto",
+              show_default=True,
+              help="Fact extractor: the LLM, or code that cuts sentences, list items and table "
+                   "cells out of each chunk. auto = code for the embedded local model.")
 @llm_options
 @click.pass_obj
-def generate(obj, n, mix, types, docs, prompts_dir, seed, llm_settings):
+def generate(obj, n, mix, types, docs, prompts_dir, seed, facts_mode, llm_settings):
     """Generate question/answer candidates from the ingested knowledge base.
 
     \b
@@ -42,7 +46,7 @@ def generate(obj, n, mix, types, docs, prompts_dir, seed, llm_settings):
     try:
         options = GenerateOptions(
             n=n, mix=parse_mix(mix), types=parse_types(types), docs=docs,
-            prompts_dir=prompts_dir, seed=seed,
+            prompts_dir=prompts_dir, seed=seed, facts=facts_mode,
             concurrency=min(getattr(llm_settings, "concurrency", None) or 4, 256),
         )
     except ValueError as exc:

@@ -1,7 +1,9 @@
 """`--dry-run`: how many LLM calls a run would make per stage, priced by the client itself.
 
-The plan is the same as a real first round (chunks without facts, ceil(single_hop/3) question
-calls, one call per evolution, one verification per candidate). Each planned call is sent to
+The plan is the same as a real first round: chunks without facts (no calls when facts come
+from code), one question call per single-hop item, one call per evolution, one proposal call
+for the unanswerable items, and verification: one call per MAX_BATCH_ITEMS grounded
+candidates, one per multi-hop candidate, one per unanswerable candidate. Each planned call is sent to
 the client in its dry-run mode -- which makes no network call, counts the prompt's tokens and
 prices it -- with real chunk text for the facts stage and representative chunk text for the
 stages whose inputs do not exist yet. Nothing is written by the generator.
@@ -16,8 +18,11 @@ from builder.store import candidates as cstore
 from builder.generate import facts as facts_stage
 from builder.generate.candidate import language_name
 from builder.generate.context import RunContext
-from builder.generate.models import EvolvedQuestion, FactsOutput, GroundedVerdict
+from builder.generate.models import (
+    EvolvedQuestion, FactsOutput, GroundedBatchVerdict, ProposedQuestions,
+)
 from builder.generate.plan import chunk_budget, select_chunks
+from builder.generate.verify import MAX_BATCH_ITEMS
 
 LONG_VARS = {"chunk", "passages", "facts"}
 
@@ -25,12 +30,16 @@ LONG_VARS = {"chunk", "passages", "facts"}
 def planned_calls(ctx: RunContext, chunks: list[dict], plan: dict[str, int]) -> dict[str, int]:
     selected = select_chunks(ctx.store, chunks, chunk_budget(ctx.options.n, len(chunks)), ctx.options.seed)
     done = cstore.done_keys(ctx.store, facts_stage.STAGE)
-    calls = {"facts": sum(1 for c in selected if facts_stage.facts_key(ctx, c) not in done)}
-    calls["questions"] = math.ceil(plan.get("single_hop", 0) / 3)
+    calls = {"facts": 0 if ctx.facts_mode == "text" else
+             sum(1 for c in selected if facts_stage.facts_key(ctx, c) not in done)}
+    calls["questions"] = plan.get("single_hop", 0)
     for kind, count in plan.items():
-        if kind != "single_hop" and count:
+        if kind == "unanswerable" and count:
+            calls["evolve_unanswerable"] = 1
+        elif kind != "single_hop" and count:
             calls[f"evolve_{kind}"] = count
-    calls["verify"] = sum(plan.values())
+    per_item = plan.get("multi_hop", 0) + plan.get("unanswerable", 0)
+    calls["verify"] = math.ceil((sum(plan.values()) - per_item) / MAX_BATCH_ITEMS) + per_item
     return calls
 
 
@@ -38,7 +47,7 @@ async def estimate_run(ctx: RunContext, chunks: list[dict], plan: dict[str, int]
     calls = planned_calls(ctx, chunks, plan)
     selected = select_chunks(ctx.store, chunks, chunk_budget(ctx.options.n, len(chunks)), ctx.options.seed)
     done = cstore.done_keys(ctx.store, facts_stage.STAGE)
-    for chunk in selected:
+    for chunk in selected if ctx.facts_mode == "llm" else []:
         if facts_stage.facts_key(ctx, chunk) in done:
             continue
         await ctx.llm.structured(
@@ -57,6 +66,7 @@ async def estimate_run(ctx: RunContext, chunks: list[dict], plan: dict[str, int]
             variables = {p: sample if p in LONG_VARS else sample[:200]
                          for p in prompt.placeholders()}
             role = "verifier" if stage == "verify" else "generator"
-            output = GroundedVerdict if stage == "verify" else EvolvedQuestion
+            output = {"verify": GroundedBatchVerdict, "evolve_unanswerable": ProposedQuestions}.get(
+                stage, EvolvedQuestion)
             await ctx.llm.structured(prompt, variables, output, stage=name, role=role)
     return calls

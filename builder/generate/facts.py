@@ -1,13 +1,15 @@
 """Stage 1: atomic facts per chunk, each tied to a verbatim span of the chunk.
 
-One LLM call per chunk. Code then grounds every fact: its evidence must be found in the chunk
+Two extractors (`RunContext.facts_mode`): "text" cuts sentences, list items and table cells out
+by code (statements.py, no LLM call; the default for the embedded model), "llm" asks the facts
+prompt, one call per chunk, as described next. Code then grounds every fact: its evidence must be found in the chunk
 (exact, then tolerant of whitespace/punctuation/case; see spans.py) and must plausibly state the
 fact (half its content terms, all its numbers); otherwise the fact's own text is looked up as
 the quote. A fact with no such span is dropped and counted. Entities are kept only when the
 chunk mentions them; dates/versions are read from the evidence by code, not taken on trust.
 
 Idempotent: a chunk is done when `stage_done('facts', key)` exists, key = hash(chunk id, chunk
-text, prompt version); the facts and that row are committed together.
+text, extractor name and version); the facts and that row are committed together.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from builder.generate.candidate import language_name, stable_id
 from builder.generate.context import RunContext, run_units
 from builder.generate.models import ExtractedFact, FactsOutput
 from builder.generate.spans import locate_span
+from builder.generate.statements import EXTRACTOR, VERSION, extract_statements_counted
 from builder.generate.terms import dates as find_dates
 from builder.generate.terms import detect_language, key_terms, numbers
 
@@ -33,10 +36,18 @@ def chunk_language(chunk: dict) -> str:
     return chunk.get("language") or detect_language(chunk["text"])
 
 
-def facts_key(ctx: RunContext, chunk: dict) -> str:
+def extractor(ctx: RunContext) -> tuple[str, str]:
+    """(name, version) of the active extractor, as stored in facts.prompt_name/_version."""
+    if ctx.facts_mode == "text":
+        return EXTRACTOR, VERSION
     prompt = ctx.prompts["facts"]
+    return prompt.name, prompt.version
+
+
+def facts_key(ctx: RunContext, chunk: dict) -> str:
+    name, version = extractor(ctx)
     digest = hashlib.sha256(chunk["text"].encode("utf-8")).hexdigest()
-    return stable_id(chunk["id"], digest, prompt.name, prompt.version)
+    return stable_id(chunk["id"], digest, name, version)
 
 
 def supports(evidence: str, claim: str) -> bool:
@@ -97,9 +108,17 @@ def ground_facts(chunk: dict, extracted: list[ExtractedFact], *, prompt_name: st
 
 
 async def extract_facts(ctx: RunContext, chunks: list[dict]) -> None:
-    """Extract facts for every chunk in `chunks` not done yet (one LLM call each)."""
+    """Extract facts for every chunk in `chunks` not done yet (one LLM call each in llm mode)."""
     done = cstore.done_keys(ctx.store, STAGE)
     todo = [c for c in chunks if facts_key(ctx, c) not in done]
+    if ctx.facts_mode == "text":
+        for chunk in todo:
+            rows, dropped = extract_statements_counted(chunk)
+            ctx.facts_dropped += dropped
+            cstore.record_facts(ctx.store, rows, stage=STAGE, key=facts_key(ctx, chunk),
+                                info={"chunk_id": chunk["id"], "facts": len(rows),
+                                      "dropped": dropped, "extractor": EXTRACTOR})
+        return
     prompt = ctx.prompts["facts"]
 
     async def one(chunk: dict) -> None:

@@ -18,9 +18,7 @@ deterministic:
   Jaccard >= 0.5), the same entity (or >= 0.6 overlap), different values, and dates that order
   them (the fact's own date, else its chunk's, else its document's). Hops: NEWER FIRST -- the
   newer chunk holds the reference answer, the older one is cited as the superseded statement.
-- unanswerable: an entity E and an attribute word t that the KB states for a sibling entity
-  (one that shares attribute terms with E) but never for E: no chunk among the FTS5 top-20 for
-  "E t" contains both. The candidate cites no chunks.
+- unanswerable: not here; proposed in one batch per round by unanswerable.py.
 - ambiguous: two facts about different entities whose wording overlaps (shared attribute terms)
   with different values; the shared term (the entities' common head noun when they have one,
   e.g. "plan" for "Basic plan"/"Pro plan") is what the underspecified question uses.
@@ -38,7 +36,6 @@ from builder.store.search import search_chunks
 
 from builder.generate.terms import (
     date_order_key, dates, jaccard, key_terms, numbers, value_units, without_dates,
-    word_before_value,
 )
 
 CONDITION_CUES = re.compile(
@@ -264,62 +261,16 @@ def pick_ambiguous(facts: list[dict]) -> list[Material]:
     return out
 
 
-def pick_unanswerable(facts: list[dict], store, limit: int = 50) -> list[Material]:
-    """(entity, attribute) pairs the KB leaves open; checked against the whole KB by FTS5.
-    Stops after `limit` finds (each probe is an FTS5 query)."""
-    by_name, display = _facts_by_name(facts)
-    attrs = {n: set().union(*(f["_attr"] for f in fs)) for n, fs in by_name.items()}
-    out: dict[tuple, Material] = {}
-    checked: dict[tuple, bool] = {}
-    for target in sorted(by_name):
-        if len(out) >= limit:
-            break
-        target_terms = key_terms(target)
-        for sibling in sorted(by_name):
-            if sibling == target or not (attrs[sibling] & attrs[target]):
-                continue
-            for f in by_name[sibling]:
-                word = word_before_value(f["evidence"])
-                if not word or not key_terms(word):
-                    continue
-                t = next(iter(key_terms(word)))
-                if t in attrs[target] or t in target_terms or t in key_terms(sibling):
-                    continue
-                probe = (target, t)
-                if probe not in checked:
-                    checked[probe] = not _kb_states(store, display[target], word)
-                if not checked[probe]:
-                    continue
-                key = ("u", target, t)
-                out.setdefault(key, Material(
-                    "unanswerable", [f],
-                    {"entity": display[target], "attribute": word, "example": _fmt(f)},
-                    key, {"entity": display[target], "attribute": word}))
-                break
-    return list(out.values())
-
-
-def _kb_states(store, entity: str, word: str) -> bool:
-    """True when some chunk among the FTS5 top-20 for "entity word" holds all their terms."""
-    need = key_terms(entity) | key_terms(word)
-    for hit in search_chunks(store, f"{entity} {word}", k=20):
-        if need <= key_terms(hit["text"] + " " + (hit.get("title") or "")):
-            return True
-    return False
-
-
-def pick_all(facts: list[dict], store, seed: int, kinds: set[str] | None = None,
-             unanswerable_limit: int = 50) -> dict[str, list[Material]]:
+def pick_all(facts: list[dict], store, seed: int,
+             kinds: set[str] | None = None) -> dict[str, list[Material]]:
     """Every evolution's material (for `kinds`, default all), each list in seeded,
     document-spread order."""
-    kinds = kinds or {"reasoning", "multi_hop", "comparative", "temporal", "unanswerable",
-                      "ambiguous"}
+    kinds = kinds or {"reasoning", "multi_hop", "comparative", "temporal", "ambiguous"}
     pickers = {
         "reasoning": lambda: pick_reasoning(facts),
         "multi_hop": lambda: pick_multi_hop(facts, store),
         "comparative": lambda: pick_comparative(facts),
         "temporal": lambda: pick_temporal(facts),
-        "unanswerable": lambda: pick_unanswerable(facts, store, unanswerable_limit),
         "ambiguous": lambda: pick_ambiguous(facts),
     }
     picks = {kind: pick() for kind, pick in pickers.items() if kind in kinds}

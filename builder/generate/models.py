@@ -7,6 +7,8 @@ far better), and every list has a default so a partial but valid reply still val
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, Field, field_validator
 
 TYPES = ("single_hop", "reasoning", "multi_hop", "comparative", "temporal", "unanswerable",
@@ -38,31 +40,34 @@ class FactsOutput(BaseModel):
     facts: list[ExtractedFact] = Field(default_factory=list)
 
 
-class QuestionItem(BaseModel):
-    fact: int = Field(description="number of the fact the question is about")
-    question: str
-    answer: str
-
-
-class QuestionsOutput(BaseModel):
-    questions: list[QuestionItem] = Field(default_factory=list)
-
-
 class EvolvedQuestion(BaseModel):
     question: str
     answer: str = ""
 
 
-class ClaimCheck(BaseModel):
-    claim: str = ""
-    supported: bool = True
-    quote: str = ""
+class ProposedQuestions(BaseModel):
+    questions: list[str] = Field(default_factory=list)
 
 
-class GroundedVerdict(BaseModel):
+class InventedEntityQuestion(BaseModel):
+    name: str
+    question: str
+
+
+class GroundedItemVerdict(BaseModel):
+    """The verifier's finding on one numbered item of a `verify_grounded` batch."""
+
+    item: int = Field(description="number of the item judged")
     answerable: bool
-    claims: list[ClaimCheck] = Field(default_factory=list)
+    unsupported_claims: list[str] = Field(
+        default_factory=list, description="claims of the answer that no passage states")
     reason: str = ""
+
+
+class GroundedBatchVerdict(BaseModel):
+    """One `verify_grounded` reply: a verdict per item (items left out are 'no verdict')."""
+
+    items: list[GroundedItemVerdict] = Field(default_factory=list)
 
 
 class MultiHopVerdict(BaseModel):
@@ -92,6 +97,9 @@ class GenerateOptions(BaseModel):
     prompts_dir: str | None = None
     seed: int = 0
     concurrency: int = Field(4, ge=1, le=256)
+    facts: Literal["auto", "llm", "text"] = Field(
+        "auto", description="fact extractor: the LLM, the code splitter (statements.py), or "
+                            "auto = code for the embedded local model, LLM otherwise")
     max_rounds: int = Field(3, ge=1, le=10)
     min_defensive: float = 0.15
 
@@ -136,6 +144,7 @@ class GenerateSummary(BaseModel):
     documents: list[DocumentCoverage] = Field(default_factory=list)
     facts: int = 0
     facts_dropped: int = 0
+    facts_extractor: str = "llm"
     llm: dict = Field(default_factory=dict)
     llm_calls_by_stage: dict[str, int] = Field(default_factory=dict)
     llm_failures: int = 0

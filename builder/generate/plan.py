@@ -72,6 +72,8 @@ def parse_types(text: str | None) -> list[str] | None:
     if not text:
         return None
     types = [t.strip() for t in text.split(",") if t.strip()]
+    if not types:
+        raise InputError(f"--types: no type named in {text!r}; known: {', '.join(TYPES)}")
     bad = [t for t in types if t not in TYPES]
     if bad:
         raise InputError(f"--types: unknown type {bad[0]!r}; known: {', '.join(TYPES)}")

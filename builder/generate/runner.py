@@ -6,8 +6,11 @@ Each round first finishes what an earlier run left (pending verification), then 
 verified, non-duplicate candidates per type in the pool and asks for exactly the shortfall
 (round 1) or the shortfall divided by the observed pass rate (later rounds, at most 2x). So a
 run with nothing missing makes no LLM calls, and a scripted perfect model yields exactly the
-planned mix. Facts are extracted for about 0.6 chunk per wanted item (plan.py); a round
-that finds too little material for what it asked adds 2 chunks per missing item to the next
+planned mix. A type with GIVE_UP_AFTER judged items and none passing is not asked for again
+(measured: the embedded 0.5B wrote 0 usable multi-hop questions in 10 tries; the summary notes
+it). LLM facts are extracted for about 0.6 chunk per wanted item (plan.py; facts cut out by
+code cost nothing, so up to TEXT_FACTS_CHUNKS chunks get them); a round that finds too little
+material for what it asked adds 2 chunks per missing item to the next
 round's budget. Every unit is committed with its ledger row, so Ctrl-C, a crash or `--budget`
 at any point loses at most the calls in flight; the next run resumes.
 
@@ -29,7 +32,9 @@ from builder.llm.types import LLM, BudgetExceeded
 from builder.store import candidates as cstore
 from builder.store.db import Store
 
-from builder.generate import dedup, difficulty, estimate, evolve, facts, questions, verify
+from builder.generate import (
+    dedup, difficulty, estimate, evolve, facts, questions, unanswerable, verify,
+)
 from builder.generate.candidate import stable_id
 from builder.generate.context import RunContext
 from builder.generate.material import annotate, pick_all
@@ -38,10 +43,23 @@ from builder.generate.plan import (
     chunk_budget, document_cap, select_chunks, steer_for_difficulty, type_targets,
 )
 from builder.generate.summary import build_summary
+from builder.generate.terms import answer_target
 
 # In order of scarcity: the rarer kind picks its material (and document cap room) first.
-EVOLVED = ("temporal", "ambiguous", "unanswerable", "multi_hop", "comparative", "reasoning")
-FACTS_PER_CALL = 3
+# Unanswerable items are proposed in one batch per round instead (unanswerable.py).
+EVOLVED = ("temporal", "ambiguous", "multi_hop", "comparative", "reasoning")
+GIVE_UP_AFTER = 4  # judged items of a type, none passing: the run asks for no more of it
+FACTS_PER_CHUNK = 3  # single-hop facts asked per chunk per round (spread over the KB)
+TEXT_FACTS_CHUNKS = 300  # chunks given facts per round when facts come from code
+
+
+def section_title(chunk: dict) -> str | None:
+    """"Document title > section > subsection": the context a fact's question writer sees (two
+    tables in one document, for US and Canadian prices, differ only by their section)."""
+    parts = [p for p in chunk.get("heading_path") or [] if p]
+    if chunk.get("title") and (not parts or parts[0] != chunk["title"]):
+        parts.insert(0, chunk["title"])
+    return " > ".join(parts) or chunk.get("title")
 
 
 def run_generate(store: Store, llm: LLM, options: GenerateOptions,
@@ -99,8 +117,9 @@ async def _settle(ctx: RunContext, chunks: list[dict]) -> list[dict]:
     return pool
 
 
-def _counts(pool: list[dict]) -> tuple[Counter, Counter, dict[str, float]]:
-    """Verified non-duplicate counts per type and per document, and pass rate per type."""
+def _counts(pool: list[dict]) -> tuple[Counter, Counter, dict[str, float], Counter]:
+    """Verified non-duplicate counts per type and per document, pass rate per type, and how
+    many of each type were judged."""
     verified, per_doc, passed, judged = Counter(), Counter(), Counter(), Counter()
     for c in pool:
         if c.get("duplicate_of"):
@@ -112,7 +131,7 @@ def _counts(pool: list[dict]) -> tuple[Counter, Counter, dict[str, float]]:
             per_doc[c["document_id"]] += 1
             passed[c["type"]] += 1
     rate = {t: (passed[t] + 1) / (judged[t] + 1) for t in judged}
-    return verified, per_doc, rate
+    return verified, per_doc, rate, judged
 
 
 async def _rounds(ctx: RunContext, chunks: list[dict], plan: dict[str, int]) -> None:
@@ -122,19 +141,28 @@ async def _rounds(ctx: RunContext, chunks: list[dict], plan: dict[str, int]) -> 
     extra_chunks = 0  # grows only when a round ran out of material, so facts calls stay ~0.6 n
     for round_no in range(1, opts.max_rounds + 1):
         pool = await _settle(ctx, chunks)
-        verified, per_doc, rate = _counts(pool)
+        verified, per_doc, rate, judged = _counts(pool)
         short = {t: plan[t] - verified[t] for t in plan if plan[t] > verified[t]}
+        for t in [t for t in short if judged[t] >= GIVE_UP_AFTER and not verified[t]]:
+            del short[t]  # the model cannot write this kind: stop paying for attempts
+            note = (f"{t}: none of {judged[t]} passed verification; stopped asking for more "
+                    "(a stronger --model writes them)")
+            if note not in ctx.notes:
+                ctx.notes.append(note)
         if not short:
             return
         ask = dict(short) if round_no == 1 else {
             t: min(2 * s, math.ceil(s / max(rate.get(t, 1.0), 0.5))) for t, s in short.items()}
 
         budget = min(len(chunks), chunk_budget(opts.n, len(chunks)) + extra_chunks)
+        if ctx.facts_mode == "text":  # facts cost no call: give the pickers more material
+            budget = min(len(chunks), max(budget, TEXT_FACTS_CHUNKS))
         selected = select_chunks(ctx.store, chunks, budget, opts.seed)
         await facts.extract_facts(ctx, selected)
         scope_ids = {c["id"] for c in chunks}
-        titles = {c["id"]: c.get("title") for c in chunks}
-        all_facts = [f for f in cstore.load_facts(ctx.store, prompt_version=ctx.prompts["facts"].version)
+        titles = {c["id"]: section_title(c) for c in chunks}
+        name, version = facts.extractor(ctx)
+        all_facts = [f for f in cstore.load_facts(ctx.store, prompt_version=version, prompt_name=name)
                      if f["chunk_id"] in scope_ids]
         for f in all_facts:
             f["title"] = titles.get(f["chunk_id"])
@@ -148,8 +176,7 @@ async def _rounds(ctx: RunContext, chunks: list[dict], plan: dict[str, int]) -> 
         kinds = {t for t in EVOLVED if ask.get(t)}
         if kinds:
             annotate(all_facts, {c["id"]: c for c in chunks})
-            materials = pick_all(all_facts, ctx.store, opts.seed, kinds,
-                                 unanswerable_limit=3 * ask.get("unanswerable", 0) + 5)
+            materials = pick_all(all_facts, ctx.store, opts.seed, kinds)
             done = cstore.done_keys(ctx.store, evolve.STAGE)
             for kind in EVOLVED:
                 want = ask.get(kind, 0)
@@ -166,13 +193,15 @@ async def _rounds(ctx: RunContext, chunks: list[dict], plan: dict[str, int]) -> 
                     want -= 1
                 starved += max(want, 0)
         if ask.get("single_hop"):
-            groups = _single_hop_groups(ctx, all_facts, pool, ask["single_hop"], planned_doc, cap)
-            starved += max(0, ask["single_hop"] - sum(len(g) for g in groups))
-            await questions.write_questions(ctx, groups)
+            picked = _single_hop_facts(ctx, all_facts, pool, ask["single_hop"], planned_doc, cap)
+            starved += max(0, ask["single_hop"] - len(picked))
+            await questions.write_questions(ctx, picked)
         if chosen:
             parents = {c["seed_fact_id"]: c["id"] for c in cstore.load_candidates(ctx.store)
                        if c["type"] == "single_hop" and c.get("seed_fact_id")}
             await evolve.evolve(ctx, chosen, parents)
+        if ask.get("unanswerable"):
+            await unanswerable.propose(ctx, chunks, all_facts, ask["unanswerable"])
 
         if starved and len(selected) < len(chunks):
             extra_chunks += max(4, 2 * starved)  # more chunks -> more facts -> more pairs
@@ -183,10 +212,11 @@ async def _rounds(ctx: RunContext, chunks: list[dict], plan: dict[str, int]) -> 
     await _settle(ctx, chunks)
 
 
-def _single_hop_groups(ctx: RunContext, all_facts: list[dict], pool: list[dict], want: int,
-                       planned_doc: Counter, cap: int) -> list[list[dict]]:
-    """Facts not yet asked about, up to FACTS_PER_CALL per chunk, chunks round-robin over
-    documents in seeded order, respecting the per-document cap."""
+def _single_hop_facts(ctx: RunContext, all_facts: list[dict], pool: list[dict], want: int,
+                      planned_doc: Counter, cap: int) -> list[dict]:
+    """Facts not yet asked about, up to FACTS_PER_CHUNK per chunk, chunks round-robin over
+    documents in seeded order, respecting the per-document cap. Within a chunk, facts that
+    state a value (so code chooses the answer) come first."""
     used = {c["seed_fact_id"] for c in pool if c["type"] == "single_hop"}
     for info in cstore.done_infos(ctx.store, questions.STAGE):
         used.update(info.get("fact_ids") or [])
@@ -203,11 +233,13 @@ def _single_hop_groups(ctx: RunContext, all_facts: list[dict], pool: list[dict],
     rng.shuffle(docs)
     for d in docs:
         rng.shuffle(by_doc[d])
-    for cid in by_chunk:
-        by_chunk[cid] = [f for f in by_chunk[cid] if f["id"] not in used]
+    for cid in by_chunk:  # no fragments ("for store purchases, on the date on the receipt.")
+        by_chunk[cid] = sorted((f for f in by_chunk[cid]
+                                if f["id"] not in used and not f["text"][:1].islower()),
+                               key=lambda f: answer_target(f["text"]) is None)
     for d in docs:
         by_doc[d] = [cid for cid in by_doc[d] if by_chunk[cid]]
-    groups: list[list[dict]] = []
+    picked: list[dict] = []
     while want > 0 and any(by_doc[d] for d in docs):
         for d in docs:
             if want <= 0:
@@ -215,12 +247,12 @@ def _single_hop_groups(ctx: RunContext, all_facts: list[dict], pool: list[dict],
             if not by_doc[d]:
                 continue
             cid = by_doc[d].pop(0)
-            room = min(FACTS_PER_CALL, want, cap - planned_doc[d])
+            room = min(FACTS_PER_CHUNK, want, cap - planned_doc[d])
             if room <= 0:
                 by_doc[d].clear()
                 continue
             group = by_chunk[cid][:room]
             planned_doc[d] += len(group)
             want -= len(group)
-            groups.append(group)
-    return groups
+            picked.extend(group)
+    return picked

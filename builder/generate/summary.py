@@ -91,6 +91,7 @@ def build_summary(ctx: RunContext, chunks: list[dict], plan: dict[str, int], *,
         difficulty={d: difficulty[d] for d in DIFFICULTIES},
         difficulty_target=ctx.options.difficulty, difficulty_short=short, documents=documents,
         facts=sum(1 for f in fact_rows if f["chunk_id"] in ids), facts_dropped=ctx.facts_dropped,
+        facts_extractor=ctx.facts_mode,
         llm=_llm_summary(ctx), llm_calls_by_stage=dict(estimate or ctx.calls),
         llm_failures=sum(ctx.failures.values()), seconds=round(seconds, 2), stopped=stopped,
         dry_run=dry_run, notes=notes,
@@ -137,8 +138,11 @@ def render_summary(summary: GenerateSummary, console: Console) -> None:
         short = ", ".join(f"{d} short by {k}" for d, k in summary.difficulty_short.items())
         console.print(Text(f"Difficulty of verified candidates: {diff}"
                            + (f"; {short}" if short else "")))
-        console.print(Text(f"Facts: {summary.facts} kept, {summary.facts_dropped} dropped this run "
-                           f"(evidence not found in the chunk)"))
+        why = ("questions, lead-ins and pieces too short or too long"
+               if summary.facts_extractor == "text" else "evidence not found in the chunk")
+        how = "cut out by code" if summary.facts_extractor == "text" else "extracted by the LLM"
+        console.print(Text(f"Facts ({how}): {summary.facts} kept, {summary.facts_dropped} "
+                           f"dropped this run ({why})"))
     d = Table(title="coverage per document", title_justify="left")
     for col in ("document", "chunks", "chunks with facts", "verified"):
         d.add_column(col, justify="left" if col == "document" else "right")

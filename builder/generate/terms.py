@@ -12,7 +12,7 @@ from decimal import Decimal, InvalidOperation
 from itertools import combinations
 
 _CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
-_TOKEN = re.compile(rf"[{_CJK}]+|[^\W_]+", re.UNICODE)
+_TOKEN = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+", re.UNICODE)  # "需要5天" -> 需要, 5, 天
 _CJK_RUN = re.compile(rf"^[{_CJK}]+$")
 
 # Function words that carry no topic. Data, not prose: extend freely.
@@ -38,7 +38,8 @@ _DATE_PATTERNS = [
 ]
 _YEAR = re.compile(r"(?<![\d.])((?:19|20)\d{2})(?![\d.])")
 _VERSION = re.compile(r"\b(?:version|ver\.?|v)\s*(\d+(?:\.\d+){1,3})\b", re.I)
-_NUMBER = re.compile(r"(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?")
+# Not inside a Latin word or a decimal ("v2", "1.5" -> one number), but after CJK ("需要5天").
+_NUMBER = re.compile(r"(?<![A-Za-z0-9_.])(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?")
 
 
 def tokens(text: str) -> list[str]:
@@ -171,6 +172,22 @@ def detect_language(text: str) -> str:
     return "zh" if cjk / len(letters) >= 0.2 else "en"
 
 
+_NUMBERED_NAME = re.compile(r"\b([A-Za-z][\w-]*)\s+(\d{1,4})\b")
+
+
+def holds_all_terms(question: str, text: str) -> bool:
+    """True when `text` contains every content term of `question` -- with a numbered name
+    ("Trailhead 4") counting as one term, found only as that phrase: a table listing
+    "Trailhead 2 | 4 seasons" holds the words "trailhead" and "4" but says nothing about a
+    Trailhead 4."""
+    need = key_terms(question)
+    if not need or not need <= key_terms(text):
+        return False
+    flat = " ".join(tokens(text))
+    return all(f"{w.lower()} {n}" in flat for w, n in _NUMBERED_NAME.findall(question)
+               if w.lower() not in STOPWORDS)
+
+
 def contains_term(text_terms: set[str], phrase: str) -> bool:
     """True when every key term of `phrase` is among `text_terms`."""
     terms = key_terms(phrase)
@@ -223,3 +240,47 @@ def word_before_value(text: str) -> str | None:
         return None
     word = before[-1]
     return word[-2:] if _CJK_RUN.match(word) and len(word) > 2 else word
+
+
+_TABLE_FACT = re.compile(r"^(?P<entity>.+?) — (?P<attribute>.+?): (?P<value>.+)$")
+
+
+def table_fact(fact: str) -> tuple[str, str, str] | None:
+    """(entity, attribute, value) of a table cell fact as statements.py writes it
+    ("Gold — Annual fee: $60"), else None."""
+    m = _TABLE_FACT.match(fact.strip())
+    return (m.group("entity"), m.group("attribute"), m.group("value")) if m else None
+_VALUE_PHRASES = [
+    *(p for p, _ in _DATE_PATTERNS),
+    re.compile(r"(?:[A-Z]{2,3})?[$€£¥]\s?\d[\d,]*(?:\.\d+)?"),                # $6.95, CA$75
+    re.compile(r"\d+(?:\.\d+)?\s?%"),                                         # 10%
+    re.compile(r"\b\d{1,2}:\d{2}\s?(?:a\.m\.|p\.m\.|am|pm|noon|midnight)?", re.I),  # 3:00 p.m.
+    re.compile(r"\b\d[\d-]{6,}\d\b"),                                         # 1-800-555-0147
+    re.compile(r"\b\d[\d,]*(?:\.\d+)?(?:\s*(?:to|-|–)\s*\d[\d,]*(?:\.\d+)?)?"
+               r"(?:\s+(?:business|calendar|working))?\s+[A-Za-z]+"),      # 45 days, 1 to 2 days
+    re.compile(r"\d+(?:\.\d+)?\s?(?:个工作日|工作日|小时|天|周|个月|月|年|美元|加元|元|磅|公斤)"),  # 5天
+]
+
+
+def answer_target(fact: str) -> str | None:
+    """The value a single-hop question about `fact` should ask for, chosen by code: the cell
+    value of a table fact ("Gold — Annual fee: $60" -> "$60"), else the first value phrase (a
+    date, price, percentage, time, phone number or number with its unit). None when the fact
+    states no value; then the question writer picks the answer."""
+    cell = table_fact(fact)
+    if cell and len(cell[2]) <= 80:
+        return cell[2].strip()
+    best: tuple[int, int] | None = None
+    for pattern in _VALUE_PHRASES:
+        for hit in pattern.finditer(fact):
+            if key_terms(hit.group(0)) <= STOPWORDS and not numbers(hit.group(0)):
+                continue
+            unit = hit.group(0).split()[-1].lower()
+            if pattern is _VALUE_PHRASES[-2] and unit in STOPWORDS:
+                continue  # "5 and", "2 of"
+            span = (hit.start(), -(hit.end() - hit.start()))
+            if best is None or span < best:
+                best = span
+                best_text = hit.group(0)
+            break
+    return best_text.strip() if best is not None else None

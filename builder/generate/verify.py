@@ -7,22 +7,42 @@ Code checks (all gate):
   (or follow from two evidence numbers by one arithmetic step, for computed answers);
 - `answer_supported`: at least half of the answer's content terms occur in evidence/question;
 - `no_context_phrases`: no "according to the text"-style phrases (English and Chinese);
-- `answer_not_in_question`; `length`; `language` (the question is written in the chunk's language);
+- `answer_not_in_question` (for a yes/no question, only a value of the answer stated in the
+  question counts: "Is pickup free?" / "Pickup is free at all stores." is fine); `length`; `language` (the question is written in the chunk's language);
+- `no_example_words`: the question uses no word of the writing prompt's worked example that the
+  KB never mentions (a small model copying the example);
+- single_hop from a table cell: `names_subject` (the question names the row's thing; "What is
+  the shipping cost in the US?" for Express's cell has two answers);
 - per type: multi_hop `hops_needed` (no cited chunk holds both the answer terms and most of the
   question terms) and `bridge_not_named`; temporal `uses_newer_value`; comparative
   `states_both_values`; ambiguous `names_both_readings` + `question_underspecified`;
   unanswerable `kb_does_not_answer` (no FTS5 top-5 chunk of the WHOLE KB contains all the
-  question's content terms).
+  question's content terms, a numbered name like "Trailhead 4" counting as one phrase).
 
-LLM checks (one `role="verifier"` call per candidate that passed the code checks; a candidate
+LLM checks (`role="verifier"`, only for candidates that passed the code checks; a candidate
 that fails them gets no call):
-- grounded kinds: answerable from the cited chunks + per-claim support. "not answerable" or any
-  "not supported" claim gates (small verifiers say "supported" to nearly everything, so a "no"
-  is informative and a "yes" is not);
-- multi_hop: a passage that answers alone gates;
-- unanswerable: "answered" gates only when its quote is really found in the passage it names
-  (a bare "answered" from a weak model is recorded, not trusted).
-A failed LLM call is recorded (passed None) and does not gate.
+- grounded kinds (single_hop, reasoning, comparative, temporal, ambiguous) are judged in
+  BATCHES, one `verify_grounded` call per batch: candidates sorted by (sorted cited chunk ids,
+  id) are packed greedily while the union of their cited chunks stays <= MAX_BATCH_CHUNKS and
+  the batch holds <= MAX_BATCH_ITEMS. The call sees the union of the cited chunks as numbered
+  passages and the candidates as numbered items. Per item, "not answerable" (`llm_answerable`)
+  or any unsupported claim (`llm_claims_supported`) gates (small verifiers say "supported" to
+  nearly everything, so a "no" is informative and a "yes" is not). An "unsupported claim" gates
+  only when it is a claim of THIS answer (half its terms in the answer, `_from_answer`); others
+  are recorded and ignored. An item the reply leaves out
+  (or numbers out of range; a repeated number keeps its first verdict) is recorded as "no
+  verdict" (passed None) and does not gate;
+- multi_hop: one call per candidate; a passage that answers alone gates;
+- unanswerable: one call per candidate over the FTS5 top-3 of the whole KB (the code check
+  reads the top-5); "answered" gates only when its quote is really found in
+  the passage it names (a bare "answered" from a weak model is recorded, not trusted). No call
+  when no chunk shares a term with the question (nothing could answer it).
+A failed LLM call is recorded (passed None) for every candidate it covered and does not gate.
+
+Writing: each unit of work (a batch, one multi_hop/unanswerable candidate, or all candidates
+that failed their code checks) is committed in one transaction with the ledger row of each of
+its candidates, so a crash never leaves half a batch. Batches depend only on the pending pool,
+so the same pool gives the same batches and the same prompt text (a rerun hits the LLM cache).
 """
 
 from __future__ import annotations
@@ -31,24 +51,31 @@ import re
 
 from builder.store import candidates as cstore
 from builder.store.documents import chunks_by_id
-from builder.store.search import search_chunks
+from builder.store.search import absent_terms, search_chunks
 
 from builder.generate.candidate import stable_id
 from builder.generate.context import RunContext, run_units
-from builder.generate.models import GroundedVerdict, MultiHopVerdict, UnanswerableVerdict
+from builder.generate.models import GroundedBatchVerdict, MultiHopVerdict, UnanswerableVerdict
 from builder.generate.spans import locate_span
 from builder.generate.terms import (
-    arithmetic_closure, dates, detect_language, key_terms, numbers, without_dates,
+    STOPWORDS, arithmetic_closure, dates, detect_language, holds_all_terms, key_terms, numbers,
+    table_fact, tokens, without_dates,
 )
 
 STAGE = "verify"
-TOP_K_UNANSWERABLE = 5
+TOP_K_UNANSWERABLE = 5      # chunks the code check reads
+TOP_K_LLM_UNANSWERABLE = 3  # of those, the passages the verifier reads (prompt tokens cost time)
+MAX_BATCH_CHUNKS = 3   # distinct cited chunks shown to one verify_grounded call
+MAX_BATCH_ITEMS = 4    # candidates judged by one verify_grounded call
+SINGLE_CALL_KINDS = ("multi_hop", "unanswerable")  # every other kind is judged in batches
 CONTEXT_PHRASES = re.compile(
     r"\b(according to|based on|as (stated|mentioned|described) in|in|from) the (given |provided |above |"
     r"following )?(text|context|passage|document|article|excerpt|snippet|fact|facts|statement)s?\b"
     r"|\bthe (text|passage|context|document) (says|states|mentions)\b"
     r"|\b(mentioned|stated) (above|earlier)\b"
     r"|根据(上下文|文本|上文|段落|文章|材料|文档|以上|资料)|文中|上文|本文|该段|段落中|材料中", re.I)
+YES_NO = re.compile(r"^(is|are|was|were|do|does|did|can|could|will|would|should|has|have|had|"
+                    r"may|must)\b", re.I)
 MAX_QUESTION = 300
 MAX_ANSWER = {"reasoning": 600, "ambiguous": 600, "temporal": 500, "comparative": 500}
 
@@ -65,8 +92,10 @@ def _call_failed(name: str, status: str, model: str | None) -> dict:
                  gate=False)
 
 
-def code_checks(store, cand: dict, facts: list[dict], chunks: dict[str, dict]) -> list[dict]:
-    """Deterministic checks for one candidate; `facts` are its facts in hop order."""
+def code_checks(store, cand: dict, facts: list[dict], chunks: dict[str, dict],
+                example_text: str = "") -> list[dict]:
+    """Deterministic checks for one candidate; `facts` are its facts in hop order;
+    `example_text` the system text of the prompt that wrote it (for `no_example_words`)."""
     ctype, q, a = cand["type"], cand["question"], cand["answer"]
     out: list[dict] = []
     ev = cand.get("evidence") or []
@@ -87,8 +116,8 @@ def code_checks(store, cand: dict, facts: list[dict], chunks: dict[str, dict]) -
                      "" if got == lang else f"question is in {got}, chunk is {lang}"))
     if ctype == "unanswerable":
         hits = search_chunks(store, q, k=TOP_K_UNANSWERABLE)
-        need = key_terms(q)
-        hit = next((h for h in hits if need and need <= key_terms(h["text"] + " " + (h.get("title") or ""))), None)
+        hit = next((h for h in hits
+                    if holds_all_terms(q, h["text"] + " " + (h.get("title") or ""))), None)
         out.append(check("kb_does_not_answer", hit is None,
                          f"chunk {hit['id']} contains every term of the question" if hit else ""))
         return out
@@ -105,10 +134,24 @@ def code_checks(store, cand: dict, facts: list[dict], chunks: dict[str, dict]) -
     share = len(a_terms & support) / len(a_terms) if a_terms else 1.0
     out.append(check("answer_supported", share >= 0.5,
                      "" if share >= 0.5 else f"only {share:.0%} of the answer's terms are in the evidence"))
-    inside = bool(a_terms) and (a_terms <= key_terms(q) or
-                                (len(a.strip()) >= 3 and a.strip().casefold() in q.casefold()))
+    if YES_NO.match(q):  # "Is pickup free?" / "Pickup is free.": only a stated value leaks
+        inside = bool(numbers(a)) and numbers(a) <= numbers(q)
+    else:
+        inside = bool(a_terms) and (a_terms <= key_terms(q) or
+                                    (len(a.strip()) >= 3 and a.strip().casefold() in q.casefold()))
     out.append(check("answer_not_in_question", not inside,
                      "the question contains its answer" if inside else ""))
+    if example_text:
+        copied = _example_words(store, q, example_text)
+        out.append(check("no_example_words", not copied,
+                         f"uses {copied[0]!r} from the prompt's example, which the knowledge "
+                         "base never mentions" if copied else ""))
+    if ctype == "single_hop" and facts and table_fact(facts[0]["text"]):
+        entity = table_fact(facts[0]["text"])[0]
+        own = key_terms(re.sub(r"\(.*?\)", " ", entity)) or key_terms(entity)
+        named = bool(own & key_terms(q))
+        out.append(check("names_subject", named, "" if named else
+                         f"the question does not name {entity!r}, whose table cell it asks for"))
 
     if ctype == "multi_hop":
         out.extend(_multi_hop_checks(cand, facts, chunks))
@@ -133,12 +176,36 @@ def code_checks(store, cand: dict, facts: list[dict], chunks: dict[str, dict]) -
             ok = bool(said & (arithmetic_closure(va | vb) - va - vb))  # "3 days longer"
         out.append(check(name, ok, "" if ok else "answer does not give the value of each side"))
         if ctype == "ambiguous":
-            q_terms = key_terms(q)
-            named = [n for f in facts for n in (f.get("entities") or [])[:1]
-                     if key_terms(n) and key_terms(n) <= q_terms]
+            named = _names_a_reading(q, [(f.get("entities") or [""])[0] for f in facts[:2]])
             out.append(check("question_underspecified", not named,
                              f"the question names {named[0]!r}, so it has one reading" if named else ""))
     return out
+
+
+def _example_words(store, question: str, example_text: str) -> list[str]:
+    """Question words (5+ letters) that come from the prompt's worked example and occur nowhere
+    in the KB.
+    Small models copy the example when the facts confuse them (measured: "For how long can I
+    borrow a ... book?" from the library example, asked of a returns policy)."""
+    example_terms = key_terms(example_text)
+    words = [w for w in dict.fromkeys(tokens(question))  # 5+ letters: not "long", "cost"
+             if len(w) >= 5 and w not in STOPWORDS and key_terms(w) & example_terms]
+    return absent_terms(store, words) if words else []
+
+
+def _names_a_reading(question: str, names: list[str]) -> list[str]:
+    """The readings an ambiguous question names: those whose distinctive words (not shared with
+    the other reading, parenthetical details dropped) all occur in it. "Sleeping bag (20 °F)"
+    next to "Sleeping pad" is named by "How much does a sleeping bag cost?"."""
+    q_terms = key_terms(question)
+    bases = [key_terms(re.sub(r"\(.*?\)", " ", n)) for n in names]
+    named = []
+    for i, name in enumerate(names):
+        others = set().union(*(b for j, b in enumerate(bases) if j != i))
+        own = bases[i] - others
+        if (own and own <= q_terms) or (key_terms(name) and key_terms(name) <= q_terms):
+            named.append(name)
+    return named
 
 
 def _multi_hop_checks(cand: dict, facts: list[dict], chunks: dict[str, dict]) -> list[dict]:
@@ -173,10 +240,14 @@ def _passages(chunk_list: list[dict]) -> str:
 
 
 async def llm_checks(ctx: RunContext, store, cand: dict, chunks: dict[str, dict]) -> list[dict]:
+    """The one verifier call of a multi_hop or unanswerable candidate (grounded kinds are
+    judged in batches by `grounded_batch_checks`)."""
     ctype = cand["type"]
     if ctype == "unanswerable":
         name = "verify_unanswerable"
-        hits = search_chunks(store, cand["question"], k=TOP_K_UNANSWERABLE)
+        hits = search_chunks(store, cand["question"], k=TOP_K_LLM_UNANSWERABLE)
+        if not hits:  # no chunk shares a single term with the question: nothing to ask about
+            return [check("llm_kb_does_not_answer", True, "no chunk shares a term with the question")]
         res = await ctx.call(name, {"question": cand["question"], "passages": _passages(hits)},
                              UnanswerableVerdict, role="verifier")
         model = res.model or ctx.model("verifier", name)
@@ -209,20 +280,103 @@ async def llm_checks(ctx: RunContext, store, cand: dict, chunks: dict[str, dict]
             check("llm_hops_needed", not alone,
                   f"verifier: passage {alone[0]} answers it alone" if alone else "", source="llm", model=model),
         ]
+    raise ValueError(f"{ctype} candidates are verified in batches (grounded_batch_checks)")
+
+
+def _cited_ids(cand: dict, chunks: dict[str, dict]) -> list[str]:
+    """The candidate's cited chunk ids that exist, in citation order, without repeats."""
+    return list(dict.fromkeys(c for c in cand.get("chunk_ids") or [] if c in chunks))
+
+
+def grounded_batches(cands: list[dict], chunks: dict[str, dict]) -> list[list[dict]]:
+    """Pack grounded candidates into verifier batches, deterministically: sorted by (sorted
+    cited chunk ids, id), a candidate joins the current batch while the union of cited chunks
+    stays <= MAX_BATCH_CHUNKS and the batch holds <= MAX_BATCH_ITEMS, else it opens the next
+    batch (a candidate citing more chunks than the limit gets a batch of its own)."""
+    batches: list[list[dict]] = []
+    seen: set[str] = set()
+    for cand in sorted(cands, key=lambda c: (sorted(_cited_ids(c, chunks)), c["id"])):
+        cited = set(_cited_ids(cand, chunks))
+        if batches and len(batches[-1]) < MAX_BATCH_ITEMS and len(seen | cited) <= MAX_BATCH_CHUNKS:
+            batches[-1].append(cand)
+            seen |= cited
+        else:
+            batches.append([cand])
+            seen = cited
+    return batches
+
+
+def _items(batch: list[dict]) -> str:
+    return "\n\n".join(f'<item number="{i}">\nQuestion: {c["question"]}\n'
+                        f'Reference answer: {c["answer"]}\n</item>'
+                        for i, c in enumerate(batch, 1))
+
+
+async def grounded_batch_checks(ctx: RunContext, batch: list[dict],
+                                chunks: dict[str, dict]) -> list[list[dict]]:
+    """One `verify_grounded` call for a batch; the LLM checks of each candidate, in order."""
     name = "verify_grounded"
-    res = await ctx.call(name, variables, GroundedVerdict, role="verifier")
+    cited = list(dict.fromkeys(cid for cand in batch for cid in _cited_ids(cand, chunks)))
+    variables = {"passages": _passages([chunks[c] for c in cited]), "items": _items(batch)}
+    res = await ctx.call(name, variables, GroundedBatchVerdict, role="verifier")
     model = res.model or ctx.model("verifier", name)
     if not res.ok:
-        return [_call_failed("llm_answerable", res.status, model)]
-    v = res.value
-    unsupported = [c.claim for c in v.claims if not c.supported]
-    return [
-        check("llm_answerable", v.answerable, "" if v.answerable else f"verifier: {v.reason or 'not answerable'}",
-              source="llm", model=model),
-        check("llm_claims_supported", not unsupported,
-              f"verifier: unsupported claim {unsupported[0][:80]!r}" if unsupported else "",
-              source="llm", model=model),
-    ]
+        return [[_call_failed("llm_answerable", res.status, model)] for _ in batch]
+    verdicts = {}
+    for v in res.value.items:
+        if 1 <= v.item <= len(batch):
+            verdicts.setdefault(v.item, v)  # a repeated number keeps its first verdict
+    out = []
+    for i in range(1, len(batch) + 1):
+        v = verdicts.get(i)
+        if v is None:
+            out.append([check("llm_answerable", None, "verifier gave no verdict for this item",
+                              source="llm", model=model, gate=False)])
+            continue
+        claimed = [c for c in v.unsupported_claims if c.strip()]
+        unsupported = [c for c in claimed if _from_answer(c, batch[i - 1]["answer"])]
+        stray = [c for c in claimed if c not in unsupported]
+        out.append([
+            check("llm_answerable", v.answerable,
+                  "" if v.answerable else f"verifier: {v.reason or 'not answerable'}",
+                  source="llm", model=model),
+            check("llm_claims_supported", not unsupported,
+                  f"verifier: unsupported claim {unsupported[0][:80]!r}" if unsupported else "",
+                  source="llm", model=model),
+        ] + ([check("llm_claims_supported", None,
+                    f"verifier named a claim the answer does not make: {stray[0][:80]!r} (ignored)",
+                    source="llm", model=model, gate=False)] if stray else []))
+    return out
+
+
+def _from_answer(claim: str, answer: str) -> bool:
+    """True when most of a claim's content terms are in the answer. The embedded 0.5B, judging
+    several items at once, lists "unsupported claims" taken from another item or a passage
+    (measured: "the paper or emailed receipt" against the answer "2 hours"); such a claim says
+    nothing about this answer, so it is recorded and does not gate."""
+    terms = key_terms(claim)
+    return (bool(terms) and len(terms & key_terms(answer)) / len(terms) >= 0.5
+            and numbers(claim) <= numbers(answer))  # "45 days" is not a claim of "7 days"
+
+
+def _writer_text(ctx: RunContext, cand: dict) -> str:
+    """The worked examples of the prompt(s) that wrote the candidate: in each system section,
+    the lines from the first one starting with "Example" up to "Reply with" (the convention
+    every generation prompt follows)."""
+    out = []
+    for name in cand.get("prompts") or {}:
+        if name not in ctx.prompts:
+            continue
+        for role, text in ctx.prompts[name].sections:
+            inside = False
+            for line in text.splitlines() if role == "system" else []:
+                if line.startswith("Reply with"):
+                    inside = False
+                elif line.startswith("Example"):
+                    inside = True
+                if inside:
+                    out.append(line)
+    return "\n".join(out)
 
 
 def verify_key(ctx: RunContext, cand: dict) -> str:
@@ -238,7 +392,11 @@ def verdict_of(checks: list[dict]) -> tuple[str, list[str]]:
 
 
 async def verify_pending(ctx: RunContext, candidates: list[dict], facts_by_id: dict[str, dict]) -> None:
-    """Verify every candidate whose verdict is still 'pending' (one transaction each)."""
+    """Verify every candidate whose verdict is still 'pending'.
+
+    Code checks run first for all of them; those that fail are committed together with no LLM
+    call. Then each batch of grounded candidates, and each multi_hop / unanswerable candidate,
+    is one unit (run through `run_units`) committed in one transaction."""
     todo = [c for c in candidates if c["verdict"] == "pending"]
     if not todo:
         return
@@ -246,14 +404,36 @@ async def verify_pending(ctx: RunContext, candidates: list[dict], facts_by_id: d
     need |= {e["chunk_id"] for c in todo for e in c.get("evidence") or []}
     chunks = chunks_by_id(ctx.store, need)
 
-    async def one(cand: dict) -> None:
+    code: dict[str, list[dict]] = {}
+    failed, single, grounded = [], [], []
+    for cand in todo:
         facts = [facts_by_id[f] for f in cand.get("fact_ids") or [] if f in facts_by_id]
-        checks = code_checks(ctx.store, cand, facts, chunks)
-        if all(c["passed"] is not False for c in checks):
-            checks += await llm_checks(ctx, ctx.store, cand, chunks)
-        verdict, reasons = verdict_of(checks)
-        cstore.record_verification(ctx.store, cand["id"], verification=checks, verdict=verdict,
-                                   rejection_reasons=reasons, stage=STAGE, key=verify_key(ctx, cand))
-        cand["verdict"], cand["verification"], cand["rejection_reasons"] = verdict, checks, reasons
+        code[cand["id"]] = code_checks(ctx.store, cand, facts, chunks, _writer_text(ctx, cand))
+        if any(c["passed"] is False for c in code[cand["id"]]):
+            failed.append(cand)
+        elif cand["type"] in SINGLE_CALL_KINDS:
+            single.append(cand)
+        else:
+            grounded.append(cand)
 
-    await run_units(ctx, "verify", todo, one)
+    def commit(pairs: list[tuple[dict, list[dict]]]) -> None:
+        rows = []
+        for cand, llm in pairs:
+            checks = code[cand["id"]] + llm
+            verdict, reasons = verdict_of(checks)
+            rows.append({"candidate_id": cand["id"], "verification": checks, "verdict": verdict,
+                         "rejection_reasons": reasons, "key": verify_key(ctx, cand)})
+        cstore.record_verifications(ctx.store, rows, stage=STAGE)
+        for cand, row in zip((c for c, _ in pairs), rows):
+            cand["verdict"], cand["verification"] = row["verdict"], row["verification"]
+            cand["rejection_reasons"] = row["rejection_reasons"]
+
+    commit([(cand, []) for cand in failed])
+
+    async def one(unit: list[dict]) -> None:
+        if unit[0]["type"] in SINGLE_CALL_KINDS:
+            commit([(unit[0], await llm_checks(ctx, ctx.store, unit[0], chunks))])
+        else:
+            commit(list(zip(unit, await grounded_batch_checks(ctx, unit, chunks))))
+
+    await run_units(ctx, "verify", [[c] for c in single] + grounded_batches(grounded, chunks), one)

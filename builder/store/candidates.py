@@ -3,8 +3,9 @@
 Guarantees the generator relies on:
 
 - Every unit of work is written by ONE call here, in ONE `store.write()` transaction together with
-  its `stage_done` row (`record_facts`, `record_candidates`, `record_verification`). A crash between
-  units loses at most the unit in flight; a crash inside one leaves nothing of it.
+  its `stage_done` row (`record_facts`, `record_candidates`, `record_verification`,
+  `record_verifications` for a batch of verdicts). A crash between units loses at most the unit
+  in flight; a crash inside one leaves nothing of it.
 - Inserts are `INSERT OR IGNORE` on deterministic ids, so replaying a unit never duplicates rows.
 - JSON columns are written with `json.dumps(ensure_ascii=False)` and read back decoded.
 - The review columns (`status`, `edit_*`, `reject_*`, `reviewer`, `reviewed_at`) are never written
@@ -44,20 +45,22 @@ def _decode(row: dict, cols: Iterable[str]) -> dict:
 # ---------------------------------------------------------------- chunks
 
 def list_chunks(store: Store, doc_glob: str | None = None) -> list[dict]:
-    """Chunks with their document's id/path, ordered by document then position.
+    """Chunks with their document's id/path, ordered by document then position; `heading_path`
+    decoded to a list.
 
     `doc_glob` (SQLite GLOB, e.g. `returns*`) matches a document's id or path."""
     where, params = "", []
     if doc_glob:
         where = "WHERE d.id GLOB ? OR d.path GLOB ?"
         params = [doc_glob, doc_glob]
-    return store.query(
-        f"""SELECT c.id, c.document_id, c.seq, c.text, c.title, c.n_tokens,
+    rows = store.query(
+        f"""SELECT c.id, c.document_id, c.seq, c.text, c.title, c.n_tokens, c.heading_path,
                    COALESCE(c.language, d.language) AS language, d.path AS document_path
             FROM chunks c JOIN documents d ON d.id = c.document_id
             {where} ORDER BY c.document_id, c.seq, c.id""",
         params,
     )
+    return [_decode(r, ("heading_path",)) for r in rows]
 
 
 # ---------------------------------------------------------------- stage ledger
@@ -100,12 +103,16 @@ def record_facts(store: Store, facts: list[dict], *, stage: str, key: str, info:
 
 
 def load_facts(store: Store, chunk_ids: Iterable[str] | None = None,
-               prompt_version: str | None = None) -> list[dict]:
-    """Facts (JSON decoded) joined with their chunk's document and language, in chunk order."""
+               prompt_version: str | None = None, prompt_name: str | None = None) -> list[dict]:
+    """Facts (JSON decoded) joined with their chunk's document and language, in chunk order;
+    optionally only those of one extractor (`prompt_name`: "facts" or "statements") and version."""
     where, params = [], []
     if prompt_version is not None:
         where.append("f.prompt_version = ?")
         params.append(prompt_version)
+    if prompt_name is not None:
+        where.append("f.prompt_name = ?")
+        params.append(prompt_name)
     rows = store.query(
         f"""SELECT f.*, c.document_id, COALESCE(f.language, c.language) AS chunk_language
             FROM facts f JOIN chunks c ON c.id = f.chunk_id
@@ -162,6 +169,26 @@ def record_verification(store: Store, candidate_id: str, *, verification: list[d
             [_dump(verification), verdict, _dump(rejection_reasons), utcnow(), candidate_id],
         )
         _mark_done(db, stage, key, {"candidate_id": candidate_id, "verdict": verdict})
+
+
+def record_verifications(store: Store, rows: list[dict], *, stage: str) -> None:
+    """Store the verdicts of several candidates and each one's ledger row in ONE transaction,
+    so a unit that judged them together (one batched verifier call) is committed whole or not
+    at all. Each row holds `candidate_id`, `verification`, `verdict`, `rejection_reasons` and
+    `key` (its `stage_done` key); columns and ledger rows are those of `record_verification`."""
+    if not rows:
+        return
+    now = utcnow()
+    with store.write() as db:
+        for row in rows:
+            db.execute(
+                """UPDATE candidates SET verification = ?, verdict = ?, rejection_reasons = ?,
+                       updated_at = ? WHERE id = ?""",
+                [_dump(row["verification"]), row["verdict"], _dump(row["rejection_reasons"]), now,
+                 row["candidate_id"]],
+            )
+            _mark_done(db, stage, row["key"],
+                       {"candidate_id": row["candidate_id"], "verdict": row["verdict"]})
 
 
 def record_duplicates(store: Store, pairs: list[tuple[str, str]], *, stage: str,

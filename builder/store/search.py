@@ -56,3 +56,37 @@ def search_chunks(
         LIMIT ?
     """
     return store.query(sql, params)
+
+
+def phrase_in_kb(store: Store, phrase: str) -> bool:
+    """True when some chunk contains the words of `phrase` in a row (FTS5 phrase query)."""
+    words = [w.lower() for w in _WORD.findall(phrase)]
+    if not words:
+        return False
+    query = '"' + " ".join(w.replace('"', '""') for w in words) + '"'
+    return bool(store.query("SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT 1", [query]))
+
+
+_CJK_BIGRAM = re.compile(r"^[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]{2}$")
+
+
+def absent_terms(store: Store, words: list[str]) -> list[str]:
+    """The words no chunk of the knowledge base contains, in input order.
+
+    A Latin word counts as present when the FTS5 index (porter stems) holds it, or, for words
+    of six letters or more, any term starting with its first five letters ("shipment" meets
+    "shipments", "refundable" meets "refunds"). A two-character CJK term is looked up as a
+    substring of the chunk text (the FTS tokenizer keeps CJK runs whole)."""
+    out = []
+    for word in words:
+        w = word.lower()
+        if _CJK_BIGRAM.match(w):
+            hit = store.query("SELECT 1 FROM chunks WHERE instr(text, ?) > 0 LIMIT 1", [w])
+        elif _WORD.fullmatch(w):
+            query = '"' + w + '"' + (f' OR "{w[:5]}"*' if len(w) >= 6 else "")
+            hit = store.query("SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT 1", [query])
+        else:
+            continue
+        if not hit:
+            out.append(word)
+    return out

@@ -1,0 +1,506 @@
+"""Stage 1 without an LLM: a chunk's atomic statements, cut out of its text by code.
+
+"Code builds the structure, the LLM writes the words": sentences, list items and table cells
+are already atomic statements, and cutting them out by code gives exact spans, no invented
+values and no model call. The rows have exactly the shape `facts.ground_facts` produces, so
+every later stage consumes them unchanged.
+
+Guarantees, for every row of `extract_statements(chunk)`:
+- `chunk["text"][evidence_start:evidence_end] == evidence` (verbatim, Markdown included);
+- `text` is the statement with Markdown emphasis/code/link markup removed and whitespace
+  collapsed (table facts: "{entity} — {attribute}: {value}");
+- every entity has key terms, all of them among the chunk's key terms;
+- `dates == terms.dates(evidence)`;
+- deterministic: the same chunk gives the same rows and ids, in document order.
+
+What becomes a statement:
+- prose: sentences (a splitter that knows abbreviations, decimals, versions, domains; Chinese
+  splits after 。！？；), each further split at "; " when the parts are long enough on their own;
+- list items (marker excluded from the evidence), sentence-split the same way;
+- Markdown pipe tables: one fact per non-empty body cell outside the first column, its
+  evidence the cell itself (the row holds other columns' values);
+- not: headings, fenced code, horizontal rules, link-only lines, questions, lead-ins ending
+  in ":", and pieces with fewer than 2 content terms, fewer than 4 words (6 CJK characters)
+  or more than ~60 words. Those rejected pieces (not the structural skips) are the "dropped"
+  count.
+
+Entities: capitalised phrases and short bold phrases (no digits), without leading common
+words ("The Denver store" -> "Denver"); a lone capitalised word that starts the statement is
+kept only when the chunk also writes it capitalised mid-sentence ("Refunds go back ..." gives
+none). Words whose key terms are stopwords ("US", "S") cannot be entities (material.py
+ignores them anyway).
+"""
+
+from __future__ import annotations
+
+import re
+
+from builder.generate.candidate import stable_id
+from builder.generate.terms import STOPWORDS, dates, detect_language, key_terms
+
+EXTRACTOR = "statements"
+VERSION = "2"  # 2: a table fact's evidence is its cell, not the row
+
+MIN_TERMS = 2
+MIN_WORDS = 4
+MIN_CJK = 6
+MAX_WORDS = 60
+MAX_ENTITIES = 4
+
+_CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_CJK_CHAR = re.compile(f"[{_CJK}]")
+
+# -- line kinds ------------------------------------------------------------------------------
+_QUOTE = re.compile(r"[ \t]{0,3}>[ \t]?")
+_FENCE = re.compile(r"[ \t]*(`{3,}|~{3,})")
+_HEADING = re.compile(r"[ \t]{0,3}#{1,6}(?:[ \t]|$)")
+_RULE = re.compile(r"[ \t]{0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$")
+_SETEXT = re.compile(r"[ \t]{0,3}(?:=+|-+)[ \t]*$")
+_TABLE = re.compile(r"[ \t]*\|")
+_TABLE_SEP = re.compile(r"[ \t]*\|?(?:[ \t]*:?-+:?[ \t]*\|)+[ \t]*(?::?-+:?[ \t]*)?$")
+_ITEM = re.compile(r"([ \t]*)(?:[-*+]|\d{1,3}[.)])[ \t]+(?=\S)")
+_LINK_ONLY = re.compile(
+    r"\s*(?:!?\[[^\]]*\]\([^)]*\)|<[a-z]+:[^>\s]+>|[a-z]+://\S+)\s*[.,;:]?\s*$", re.I)
+
+# -- sentences -------------------------------------------------------------------------------
+_LATIN_END = re.compile(r"[.!?]+[\"'”’)\]*_`]*(?=\s)")
+_CJK_END = re.compile(r"[。！？；]+[”’」』）)\"'*_`]*")
+_NEXT_START = re.compile(rf"\s+(?:>\s*)*(?=[A-Z0-9\"'“‘(\[*_`$€£¥{_CJK}])")
+_WORD_BEFORE = re.compile(r"(\S+)$")
+_WORD_AFTER = re.compile(r"\s+(?:>\s*)*[\"'“‘(\[*_`]*([A-Za-z]+)")
+# Never a sentence end ("e.g. Gold", "Mr. Smith", "approx. 5 days").
+_HARD_ABBREV = frozenset(
+    "e.g. i.e. eg. ie. mr. mrs. ms. dr. prof. approx. vs. cf. st. jr. sr. fig. no. nos. ref. "
+    "dept. ca. viz. al.".split())
+# A sentence end only when the next word is one that starts sentences ("at 4:00 p.m. On other
+# holidays" ends; "at 3:00 p.m. Pacific" does not).
+_SOFT_ABBREV = frozenset("a.m. p.m. etc. inc. ltd. co. corp. u.s. u.k.".split())
+_INITIALS = re.compile(r"(?:[A-Za-z]\.){2,}|[A-Z]\.")  # "U.S.", "J. Smith", "Plan B."
+_SEMICOLON = re.compile(r";(?=\s)")
+
+# -- markup ----------------------------------------------------------------------------------
+_MARKUP = [
+    (re.compile(r"!?\[([^\]]*)\]\([^)]*\)"), r"\1"),          # links and images
+    (re.compile(r"\[([^\]]+)\]\[[^\]]*\]"), r"\1"),           # reference links
+    (re.compile(r"<([a-z]+:[^>\s]+)>", re.I), r"\1"),          # autolinks
+    (re.compile(r"<br\s*/?>", re.I), " "),
+    (re.compile(r"(`+)(.+?)\1"), r"\2"),                       # inline code
+    (re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1"), r"\2"),     # bold
+    (re.compile(r"(?<![\w*])\*(?=[^\s*])(.+?)(?<=[^\s*])\*(?![\w*])"), r"\1"),  # italic
+    (re.compile(r"(?<![\w_])_(?=[^\s_])(.+?)(?<=[^\s_])_(?![\w_])"), r"\1"),
+    (re.compile(r"~~(?=\S)(.+?)(?<=\S)~~"), r"\1"),
+    (re.compile(r"\n[ \t]*>[ \t]?"), "\n"),                    # inner blockquote markers
+]
+_BOLD = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1")
+
+# -- entities --------------------------------------------------------------------------------
+# Like facts._NAME, but Latin letters only, so a name never swallows the CJK text it touches.
+_WORD = r"[A-Z][A-Za-z0-9\u00c0-\u024f-]*"
+_NAME = re.compile(rf"(?<![\w-]){_WORD}(?:[ \t]+(?:{_WORD}|\d+\b))*")
+# Capitalised only because they start a sentence, or calendar words (dates are not entities).
+_COMMON = frozenset(
+    """most our we if each every all both any some many few several other another this these
+    those that there here it they their its when while after before during since until once
+    for from in on at by with without to of as and or but not no yes also then so however
+    please note see use new today now always never only just even still more less first last
+    next same such both either neither customers customer members member agents staff
+    monday tuesday wednesday thursday friday saturday sunday mondays tuesdays wednesdays
+    thursdays fridays saturdays sundays weekdays weekends mon tue tues wed thu thur thurs fri
+    sat sun january february march april may june july august september october november
+    december jan feb mar apr jun jul aug sep sept oct nov dec""".split()) | STOPWORDS
+# A capitalised word right after a lower-case word or a comma: written as a name.
+_MID_CAPITAL = re.compile(
+    r"(?:(?<![\w-])[a-z][\w'’-]*|[,;:)])(?:[ \t]+|[ \t]*\n[ \t>]*)[*_`(\"“]*([A-Z][A-Za-z0-9-]*)")
+# A table whose first header cell is one of these lists attributes down its first column and
+# entities across its header ("| Benefit | Basic | Gold |"). "Item" is left out on purpose:
+# "| Item | Per day | Week |" (samples/store-services.md) has items as rows.
+_GENERIC_HEADERS = frozenset(
+    """benefit benefits feature features attribute attributes property properties detail details
+    perk perks spec specs specification specifications setting settings option options""".split())
+_EMPTY_CELLS = frozenset({"", "—", "–", "-", "n/a", "na", "none given"})
+
+
+def extract_statements(chunk: dict) -> list[dict]:
+    """Fact rows (same keys as `facts.ground_facts`) for the statements of one chunk."""
+    return extract_statements_counted(chunk)[0]
+
+
+def extract_statements_counted(chunk: dict) -> tuple[list[dict], int]:
+    """(fact rows, how many candidate pieces were rejected: too short, too long, a question or
+    a link). Headings, code, rules and empty table cells are structure, not counted."""
+    text = chunk["text"]
+    language = chunk.get("language") or detect_language(text)
+    chunk_terms = key_terms(text)
+    blocks = _blocks(text)
+    names = _midsentence_capitals("\n".join(text[s:e] for _, spans in blocks for s, e in spans))
+    rows: list[dict] = []
+    seen: set[str] = set()
+    dropped = 0
+
+    def add(claim: str, start: int, end: int, entities: list[str]) -> None:
+        if claim.casefold() in seen:
+            return
+        seen.add(claim.casefold())
+        evidence = text[start:end]
+        seq = len(rows)
+        rows.append({
+            "id": stable_id(chunk["id"], EXTRACTOR, VERSION, seq, claim),
+            "chunk_id": chunk["id"], "seq": seq, "text": claim, "evidence": evidence,
+            "evidence_start": start, "evidence_end": end,
+            "entities": [e for e in entities if _grounded(e, chunk_terms)][:MAX_ENTITIES],
+            "dates": dates(evidence), "language": language, "prompt_name": EXTRACTOR,
+            "prompt_version": VERSION, "llm_call_id": None,
+        })
+
+    for kind, spans in blocks:
+        if kind == "table":
+            for claim, start, end, entity in _table_facts(text, spans):
+                add(claim, start, end, [entity])
+            continue
+        start, end = spans[0]
+        for s, e in _pieces(text, start, end):
+            claim = plain(text[s:e])
+            if not _keep(text[s:e], claim):
+                dropped += 1
+                continue
+            add(claim, s, e, _entities(text[s:e], claim, names))
+    return rows, dropped
+
+
+# -- blocks ----------------------------------------------------------------------------------
+
+def _lines(text: str) -> list[tuple[int, int, int]]:
+    """(line start, content start after blockquote markers, line end without newline)."""
+    out = []
+    pos = 0
+    for line in text.split("\n"):
+        end = pos + len(line)
+        content = pos
+        while (m := _QUOTE.match(text, content, end)) and m.end() > content:
+            content = m.end()
+        out.append((pos, content, end))
+        pos = end + 1
+    return out
+
+
+def _blocks(text: str) -> list[tuple[str, list[tuple[int, int]]]]:
+    """("prose" | "item", [(start, end)]) or ("table", [(start, end) per row]), in order.
+
+    Prose and item spans run from the first content character to the last; table spans are
+    whole row lines without leading/trailing whitespace."""
+    lines = _lines(text)
+    blocks: list[tuple[str, list[tuple[int, int]]]] = []
+    fence: str | None = None
+    current: list | None = None  # [kind, start, end]
+
+    def close() -> None:
+        nonlocal current
+        if current is not None:
+            blocks.append((current[0], [(current[1], current[2])]))
+            current = None
+
+    i = 0
+    while i < len(lines):
+        _, cs, le = lines[i]
+        content = text[cs:le]
+        i += 1
+        if fence is not None:
+            m = _FENCE.match(content)
+            if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) \
+                    and not content[m.end():].strip():
+                fence = None
+            continue
+        if m := _FENCE.match(content):
+            close()
+            fence = m.group(1)
+            continue
+        if not content.strip():
+            close()
+            continue
+        if _HEADING.match(content) or _RULE.match(content):
+            close()
+            continue
+        if _TABLE.match(content):
+            close()
+            rows = []
+            j = i - 1
+            while j < len(lines) and _TABLE.match(text[lines[j][1]:lines[j][2]]):
+                rs, re_ = lines[j][1], lines[j][2]
+                rs += len(text[rs:re_]) - len(text[rs:re_].lstrip())
+                rows.append((rs, rs + len(text[rs:re_].strip())))
+                j += 1
+            blocks.append(("table", rows))
+            i = j
+            continue
+        if m := _ITEM.match(content):
+            close()
+            current = ["item", cs + m.end(), _rstrip(text, cs, le)]
+            continue
+        if current is None and i < len(lines) and _SETEXT.match(text[lines[i][1]:lines[i][2]]) \
+                and content.strip():
+            i += 1  # setext heading: the text line and its underline
+            continue
+        if current is None:
+            lead = len(content) - len(content.lstrip())
+            current = ["prose", cs + lead, _rstrip(text, cs, le)]
+        else:  # continuation (or lazy continuation) of a paragraph or list item
+            current[2] = _rstrip(text, cs, le)
+    close()
+    return blocks
+
+
+def _rstrip(text: str, start: int, end: int) -> int:
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return end
+
+
+# -- sentences -------------------------------------------------------------------------------
+
+def _pieces(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """Statement spans of text[start:end]: sentences, then their "; " parts that can stand
+    alone, trimmed (no surrounding whitespace, no trailing ";")."""
+    out = []
+    for s, e in _sentences(text, start, end):
+        out.extend(_semicolon_parts(text, s, e))
+    return [span for span in (_trim(text, s, e) for s, e in out) if span[1] > span[0]]
+
+
+def _sentences(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    cuts = set()
+    for m in _CJK_END.finditer(text, start, end):
+        cuts.add(m.end())
+    for m in _LATIN_END.finditer(text, start, end):
+        if _is_sentence_end(text, start, end, m):
+            cuts.add(m.end())
+    spans, prev = [], start
+    for cut in sorted(cuts):
+        if prev < cut < end:
+            spans.append((prev, cut))
+            prev = cut
+    spans.append((prev, end))
+    return spans
+
+
+def _is_sentence_end(text: str, start: int, end: int, m: re.Match) -> bool:
+    nxt = _NEXT_START.match(text, m.end(), end)
+    if not nxt:
+        return False  # lower-case or nothing follows: "e.g. tents", a wrapped line
+    if text[m.start()] != ".":
+        return True
+    word = _WORD_BEFORE.search(text, start, m.start() + 1)
+    token = (word.group(1) if word else "").lstrip("(\"'“‘*_`[")
+    if token.lower() in _HARD_ABBREV:  # "No." ends a sentence unless a number follows
+        return token.lower() == "no." and not text[nxt.end():nxt.end() + 1].isdigit()
+    if token.lower() in _SOFT_ABBREV or _INITIALS.fullmatch(token):
+        after = _WORD_AFTER.match(text, m.end(), end)
+        return bool(after) and after.group(1).lower() in _COMMON
+    return True
+
+
+def _semicolon_parts(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """Split at "; " and merge every part too short to stand alone into its neighbour."""
+    cuts = [m.end() for m in _SEMICOLON.finditer(text, start, end)]
+    if not cuts:
+        return [(start, end)]
+    parts = []
+    prev = start
+    for cut in cuts:
+        parts.append([prev, cut])
+        prev = cut
+    parts.append([prev, end])
+    merged: list[list[int]] = []
+    for part in parts:
+        if merged and not _standalone(text, *merged[-1]):
+            merged[-1][1] = part[1]
+        else:
+            merged.append(part)
+    if len(merged) > 1 and not _standalone(text, *merged[-1]):
+        last = merged.pop()
+        merged[-1][1] = last[1]
+    return [(s, e) for s, e in merged]
+
+
+def _standalone(text: str, start: int, end: int) -> bool:
+    s, e = _trim(text, start, end)
+    return _long_enough(plain(text[s:e]))
+
+
+def _trim(text: str, start: int, end: int) -> tuple[int, int]:
+    """Without surrounding whitespace, a trailing ";" or a leading blockquote marker."""
+    while start < end and (text[start].isspace() or text[start] == ">" and (
+            start == 0 or not text[:start].rstrip(" \t") or text[:start].rstrip(" \t")[-1] == "\n")):
+        start += 1
+    while end > start and (text[end - 1].isspace() or text[end - 1] in ";；"):
+        end -= 1
+    return start, end
+
+
+# -- keeping ---------------------------------------------------------------------------------
+
+def plain(markdown: str) -> str:
+    """Markdown inline markup removed (emphasis, code, links), whitespace collapsed."""
+    out = markdown
+    for pattern, repl in _MARKUP:
+        out = pattern.sub(repl, out)
+    return " ".join(out.split())
+
+
+def _size(claim: str) -> tuple[int, int]:
+    """(Latin words, CJK characters)."""
+    cjk = len(_CJK_CHAR.findall(claim))
+    words = len([w for w in _CJK_CHAR.sub(" ", claim).split() if any(c.isalnum() for c in w)])
+    return words, cjk
+
+
+def _long_enough(claim: str) -> bool:
+    words, cjk = _size(claim)
+    return len(key_terms(claim)) >= MIN_TERMS and (words >= MIN_WORDS or cjk >= MIN_CJK)
+
+
+def _keep(raw: str, claim: str) -> bool:
+    if _LINK_ONLY.match(raw) or claim.endswith(("?", "？", ":", "：")):  # questions, lead-ins
+        return False
+    words, cjk = _size(claim)
+    return _long_enough(claim) and words + cjk / 2 <= MAX_WORDS
+
+
+# -- entities --------------------------------------------------------------------------------
+
+def _midsentence_capitals(text: str) -> set[str]:
+    """Capitalised words the chunk writes after a lower-case word or a comma ("the Denver
+    store", "and **Gold**"): names. A word capitalised only where a sentence, cell or heading
+    starts ("Service counters ...", "| Phone |") is a common word."""
+    return set(_MID_CAPITAL.findall(text))
+
+
+def _grounded(name: str, chunk_terms: set[str]) -> bool:
+    terms = key_terms(name)
+    return bool(terms) and terms <= chunk_terms
+
+
+def _entities(raw: str, claim: str, names_in_chunk: set[str]) -> list[str]:
+    """Capitalised phrases and bold phrases of a statement, in order, at most MAX_ENTITIES."""
+    found: list[tuple[int, int, str]] = []  # (start, end, name) in `claim` coordinates
+    bold_spans: list[tuple[int, int]] = []
+    for m in _BOLD.finditer(raw):
+        name = plain(m.group(2)).strip(" :;,.")
+        if not name or any(c.isdigit() for c in name) or len(name.split()) > 5:
+            continue
+        pos = claim.find(name)
+        if pos >= 0:
+            found.append((pos, pos + len(name), name))
+            bold_spans.append((pos, pos + len(name)))
+    for m in _NAME.finditer(claim):
+        if claim[m.end():m.end() + 1] == "$":
+            continue  # "CA$75"
+        words = m.group(0).split()
+        start = m.start()
+        while words and words[0].lower() in _COMMON and not words[0].isupper():  # not "US"
+            start = claim.index(words[1], start + len(words[0])) if len(words) > 1 else m.end()
+            words.pop(0)
+        if not words or not words[0][0].isupper():
+            continue
+        name = " ".join(words)
+        at_start = not claim[:start].strip(" \"'“‘(*_`[")
+        if len(words) == 1 and at_start and name not in names_in_chunk:
+            continue  # "Refunds go back ...": a common word, capitalised by position
+        if any(bs <= start < be for bs, be in bold_spans):
+            continue
+        found.append((start, m.end(), name))
+    names: list[str] = []
+    for _, _, name in sorted(found, key=lambda f: (f[0], -(f[1] - f[0]))):
+        if name.casefold() not in {n.casefold() for n in names}:
+            names.append(name)
+    return names[:MAX_ENTITIES]
+
+
+# -- tables ----------------------------------------------------------------------------------
+
+def _cells(row: str) -> list[str]:
+    """Cells of one pipe-table row; `\\|` and pipes inside backticks do not split."""
+    body = row.strip()
+    if body.startswith("|"):
+        body = body[1:]
+    if body.endswith("|") and not body.endswith("\\|"):
+        body = body[:-1]
+    cells, cell, in_code, i = [], [], False, 0
+    while i < len(body):
+        ch = body[i]
+        if ch == "\\" and body[i + 1:i + 2] == "|":
+            cell.append("|")
+            i += 2
+            continue
+        if ch == "`":
+            in_code = not in_code
+        if ch == "|" and not in_code:
+            cells.append("".join(cell))
+            cell = []
+        else:
+            cell.append(ch)
+        i += 1
+    cells.append("".join(cell))
+    return [plain(c) for c in cells]
+
+
+def _cell_spans(row: str) -> list[tuple[int, int]]:
+    """(start, end) of each cell of `row` as `_cells` splits it, whitespace trimmed."""
+    spans, start, in_code, i = [], None, False, 0
+    lead = len(row) - len(row.lstrip())
+    body_end = len(row.rstrip())
+    i = lead + 1 if row[lead:lead + 1] == "|" else lead
+    start = i
+    while i < body_end:
+        ch = row[i]
+        if ch == "\\" and row[i + 1:i + 2] == "|":
+            i += 2
+            continue
+        if ch == "`":
+            in_code = not in_code
+        if ch == "|" and not in_code:
+            spans.append((start, i))
+            start = i + 1
+        i += 1
+    if start < body_end:
+        spans.append((start, body_end))
+    out = []
+    for s, e in spans:
+        while s < e and row[s].isspace():
+            s += 1
+        while e > s and row[e - 1].isspace():
+            e -= 1
+        out.append((s, e))
+    return out
+
+
+def _table_facts(text: str, rows: list[tuple[int, int]]) -> list[tuple[str, int, int, str]]:
+    """(fact text, cell start, cell end, entity) for every non-empty body cell outside the
+    first column: the evidence is the cell itself, so a row's other values (Basic's "Free" next
+    to Gold's "$60") never count as this fact's. Without a header (a piece of a long table),
+    "{first cell}: {value}"."""
+    header: list[str] | None = None
+    body = rows
+    if len(rows) >= 2 and _TABLE_SEP.match(text[rows[1][0]:rows[1][1]]):
+        header = _cells(text[rows[0][0]:rows[0][1]])
+        body = rows[2:]
+    transposed = header is not None and header[0].strip().lower() in _GENERIC_HEADERS | {""}
+    out = []
+    for start, end in body:
+        line = text[start:end]
+        if _TABLE_SEP.match(line):
+            continue
+        cells = _cells(line)
+        spans = _cell_spans(line)
+        first = cells[0].strip()
+        for col in range(1, len(cells)):
+            value = cells[col].strip()
+            if value.lower() in _EMPTY_CELLS:
+                continue
+            column = header[col].strip() if header and col < len(header) else ""
+            entity, attribute = (column, first) if transposed else (first, column)
+            if not entity:
+                continue
+            claim = f"{entity} — {attribute}: {value}" if attribute else f"{entity}: {value}"
+            cell_start, cell_end = spans[col] if col < len(spans) else (0, len(line))
+            out.append((claim, start + cell_start, start + cell_end, entity))
+    return out

@@ -1,0 +1,274 @@
+"""Unanswerable candidates: questions near the knowledge base's topics that it cannot answer.
+
+Two sources, the first preferred because code controls what is missing:
+
+1. **Invented sibling** (`evolve_unanswerable`). Code finds things of one kind that the KB lists
+   with an attribute (table cells "Trailhead 2 — Seasons: 3", "Denver — Address: ..."; at least
+   3 things per attribute) and asks for that attribute of one thing more. When the names form
+   a numbered series, code names the new one ("Trailhead 4": the next number whose name the KB
+   never mentions) and the LLM only phrases the question; otherwise the LLM invents the name
+   (the embedded 0.5B cannot: measured 0 new names in 10 tries, it repeats listed ones; strong
+   models can). Kept only when the new name's own words (those no listed name has) occur
+   nowhere in the KB -- or, for a new number, the whole name occurs nowhere -- and the question
+   names it: a question about something the KB never mentions cannot be answered by it.
+2. **Topic gap** (`evolve_unanswerable_topics`), when there are no sibling groups left: the LLM
+   sees an outline of the KB (document titles and section headings) and proposes questions on
+   topics the outline leaves out; code keeps those with at least one content term that occurs
+   nowhere in the KB (`search.absent_terms`). Weaker: a synonym of a covered topic ("hotline"
+   for the support phone line) passes this screen, so the verifier's absence check and the
+   reviewer matter more here.
+
+Why not the older way, an (entity, attribute word) gap picked from words near values: measured
+on samples/, it produced questions like "What is the ready attribute for fitting studios?".
+
+Every kept question also passes `screen`: a question in the KB's language, and no FTS5 top-5
+chunk of the whole KB holding all of its content terms (verification repeats this and adds the
+LLM absence check). The reference answer is the fixed refusal of `prompts/refusals.md`; no
+chunks are cited. Idempotent: a sibling group is done when `stage_done('unanswerable',
+hash(attribute, names, prompt version))` exists; topic proposals are numbered attempts (one
+more than recorded) that list the questions already asked, so each asks for new ones. Each
+call's candidates and ledger row are committed together.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections import Counter, defaultdict
+
+from builder.store import candidates as cstore
+from builder.store.search import absent_terms, phrase_in_kb, search_chunks
+
+from builder.generate.candidate import clean_question, language_name, make_candidate, stable_id
+from builder.generate.context import RunContext, run_units
+from builder.generate.evolve import load_refusals, refusal_for
+from builder.generate.models import InventedEntityQuestion, ProposedQuestions
+from builder.generate.terms import (
+    STOPWORDS, detect_language, holds_all_terms, key_terms, table_fact, tokens,
+)
+
+STAGE = "unanswerable"
+SIBLINGS, TOPICS = "evolve_unanswerable", "evolve_unanswerable_topics"
+TOP_K = 5
+MIN_SIBLINGS = 3
+MAX_NAMES = 12
+MAX_PER_CALL = 8
+MAX_OUTLINE_DOCS = 30
+MAX_HEADINGS_PER_DOC = 6
+
+
+def outline(chunks: list[dict]) -> str:
+    """One line per document: its title and its section headings, in document order."""
+    heads: dict[str, list[str]] = defaultdict(list)
+    titles: dict[str, str] = {}
+    for c in chunks:
+        path = c.get("heading_path") or []
+        titles.setdefault(c["document_id"], c.get("title") or (path[0] if path else c["document_id"]))
+        for h in path[1:]:
+            if h not in heads[c["document_id"]]:
+                heads[c["document_id"]].append(h)
+    lines = []
+    for doc in sorted(titles)[:MAX_OUTLINE_DOCS]:
+        sub = heads[doc][:MAX_HEADINGS_PER_DOC]
+        lines.append(f"- {titles[doc]}" + (f": {'; '.join(sub)}" if sub else ""))
+    return "\n".join(lines)
+
+
+def sibling_groups(facts: list[dict], seed: int) -> list[dict]:
+    """{attribute, names, document_id, language} for each table attribute stated for at least
+    MIN_SIBLINGS things, in seeded order."""
+    by_attr: dict[str, dict[str, dict]] = defaultdict(dict)
+    for f in facts:
+        cell = table_fact(f["text"])
+        if cell and key_terms(cell[0]) and key_terms(cell[1]):
+            by_attr[cell[1]].setdefault(cell[0], f)
+    groups = []
+    for attribute, named in sorted(by_attr.items()):
+        if len(named) >= MIN_SIBLINGS:
+            first = next(iter(named.values()))
+            groups.append({"attribute": attribute, "names": list(named)[:MAX_NAMES],
+                           "document_id": first["document_id"],
+                           "language": first.get("chunk_language") or first.get("language") or "en"})
+    random.Random(seed).shuffle(groups)
+    return groups
+
+
+def majority_language(chunks: list[dict]) -> str:
+    counts = Counter((c.get("language") or "en").split("-")[0] for c in chunks)
+    return counts.most_common(1)[0][0] if counts else "en"
+
+
+def content_words(text: str) -> list[str]:
+    return [t for t in dict.fromkeys(tokens(text)) if t not in STOPWORDS and not t.isdigit()]
+
+
+def screen(store, question: str, language: str) -> str | None:
+    """Why a proposed question cannot be an unanswerable candidate, or None when it can."""
+    if not question.endswith(("?", "？")) or len(question) < 8:
+        return "not a question"
+    if detect_language(question) != language:
+        return "wrong language"
+    for hit in search_chunks(store, question, k=TOP_K):
+        if holds_all_terms(question, hit["text"] + " " + (hit.get("title") or "")):
+            return "a chunk contains every term"
+    return None
+
+
+_SERIES = re.compile(r"^(?P<stem>.*\D)\s*(?P<number>\d{1,4})$")
+INVENT = "(invent one)"
+
+
+def new_sibling_name(store, names: list[str], avoid: frozenset[str] = frozenset()) -> str | None:
+    """The next member of a numbered series among `names` ("Trailhead 2", "Trailhead 3" ->
+    "Trailhead 4"; "Ridge 30", "Ridge 40" -> "Ridge 50") that the KB never mentions: from the
+    largest series whose next name is not in `avoid`, else the largest. None without a series."""
+    series: dict[str, list[int]] = defaultdict(list)
+    for name in names:
+        m = _SERIES.match(name.strip())
+        if m and key_terms(m.group("stem")):
+            series[m.group("stem").strip()].append(int(m.group("number")))
+    found = []
+    for stem, numbers in sorted(series.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+        steps = [b - a for a, b in zip(sorted(set(numbers)), sorted(set(numbers))[1:])]
+        step = min(steps) if steps else 1  # "Ridge 30, 40, 50" -> "Ridge 60"
+        for number in range(max(numbers) + step, max(numbers) + 10 * step, step):
+            if not phrase_in_kb(store, f"{stem} {number}"):
+                found.append(f"{stem} {number}")
+                break
+    fresh = [n for n in found if n not in avoid]
+    return (fresh or found or [None])[0]
+
+
+def invented_name_problem(store, name: str, question: str, siblings: list[str]) -> str | None:
+    """Why an invented sibling is not usable, or None. Its own words (those no listed name has)
+    must occur nowhere in the KB -- or, when its only new word is a number ("Trailhead 4" next
+    to "Trailhead 2" and "Trailhead 3"), the whole name must occur nowhere -- and the question
+    must name it."""
+    if name.casefold() in {s.casefold() for s in siblings}:
+        return "the name is one of the listed names"
+    shared = set().union(*(tokens(s) for s in siblings)) if siblings else set()
+    words = [w for w in dict.fromkeys(tokens(name))
+             if w not in shared and w not in STOPWORDS and not w.isdigit()]
+    if words:
+        if absent_terms(store, words) != words:
+            return "the knowledge base mentions the invented name"
+    elif not _SERIES.match(name.strip()):
+        return "the name only repeats words of the listed names"
+    elif phrase_in_kb(store, name):  # a new number in a series: the whole name must be new
+        return "the knowledge base mentions the invented name"
+    if not set(words or tokens(name)) - STOPWORDS <= set(tokens(question)):
+        return "the question does not name the invented thing"
+    return None
+
+
+def group_key(ctx: RunContext, group: dict) -> str:
+    p = ctx.prompts[SIBLINGS]
+    return stable_id(STAGE, "siblings", group["attribute"], group["names"], p.name, p.version)
+
+
+async def propose(ctx: RunContext, chunks: list[dict], facts: list[dict], want: int) -> int:
+    """Up to `want` new unanswerable candidates: sibling groups first (one call each), then one
+    topic-proposal call for what is still missing. Returns how many it wrote."""
+    if want <= 0:
+        return 0
+    done = cstore.done_keys(ctx.store, STAGE)
+    groups = _order(ctx, [g for g in sibling_groups(facts, ctx.options.seed)
+                          if group_key(ctx, g) not in done])
+    made = Counter()
+    refusals = load_refusals(ctx.options.prompts_dir)
+
+    async def one(item: tuple[dict, str | None]) -> None:
+        wrote = await _from_siblings(ctx, *item, refusals)  # await first: no lost update
+        made["siblings"] += wrote
+
+    await run_units(ctx, "unanswerable", groups[:want], one)
+    if made["siblings"] < want:
+        made["topics"] += await _from_topics(ctx, chunks, want - made["siblings"], refusals)
+    return sum(made.values())
+
+
+def _order(ctx: RunContext, groups: list[dict]) -> list[tuple[dict, str | None]]:
+    """(group, new name or None) in the order to use them: groups whose new name code can make
+    first (a small model cannot invent one), and names used least so far first: four questions
+    about one invented "Trailhead 4" test the same thing four times."""
+    used = Counter(i.get("name") for i in cstore.done_infos(ctx.store, STAGE)
+                   if i.get("source") == "siblings" and i.get("generated"))
+    out, left = [], list(groups)
+    while left:
+        avoid = frozenset(n for n, k in used.items() if k)
+        named = [(g, new_sibling_name(ctx.store, g["names"], avoid)) for g in left]
+        best = min(range(len(named)), key=lambda i: (named[i][1] is None, used[named[i][1]], i))
+        group, name = named[best]
+        left.remove(group)
+        used[name] += 1
+        out.append((group, name))
+    return out
+
+
+async def _from_siblings(ctx: RunContext, group: dict, given: str | None,
+                         refusals: dict[str, str]) -> int:
+    result = await ctx.call(SIBLINGS, {
+        "names": "; ".join(group["names"]), "attribute": group["attribute"],
+        "new_name": given or INVENT, "language": language_name(group["language"]),
+    }, InventedEntityQuestion)
+    if not result.ok:
+        return 0
+    name = given or result.value.name.strip()
+    question = clean_question(result.value.question)
+    why = (invented_name_problem(ctx.store, name, question, group["names"])
+           or screen(ctx.store, question, group["language"]))
+    rows = [] if why else [_candidate(ctx, SIBLINGS, question, group["language"],
+                                      group["document_id"], result.model, refusals)]
+    cstore.record_candidates(ctx.store, rows, stage=STAGE, key=group_key(ctx, group), info={
+        "source": "siblings", "attribute": group["attribute"], "name": name,
+        "generated": len(rows), "screened": why})
+    return len(rows)
+
+
+async def _from_topics(ctx: RunContext, chunks: list[dict], want: int,
+                       refusals: dict[str, str]) -> int:
+    topics = outline(chunks)
+    attempts = [i for i in cstore.done_infos(ctx.store, STAGE) if i.get("source") == "topics"]
+    key = stable_id(STAGE, "topics", len(attempts) + 1, topics, ctx.prompts[TOPICS].version)
+    language = majority_language(chunks)
+    asked = [c["question"] for c in cstore.load_candidates(ctx.store) if c["type"] == "unanswerable"]
+    avoid = ("Already asked (write different ones):\n" + "\n".join(f"- {q}" for q in asked)
+             if asked else "")
+    result = await ctx.call(TOPICS, {
+        "topics": topics, "avoid": avoid, "count": min(MAX_PER_CALL, 2 * want + 1),
+        "language": language_name(language),
+    }, ProposedQuestions)
+    if not result.ok:
+        return 0
+    docs = {c["document_id"] for c in chunks}
+    rows, seen, screened = [], {q.casefold() for q in asked}, Counter()
+    for raw in result.value.questions:
+        question = clean_question(raw)
+        if question.casefold() in seen or len(rows) >= want:
+            continue
+        seen.add(question.casefold())
+        why = screen(ctx.store, question, language)
+        if why is None and not absent_terms(ctx.store, content_words(question)):
+            why = "every term occurs in the knowledge base"
+        if why:
+            screened[why] += 1
+            continue
+        near = [h for h in search_chunks(ctx.store, question, k=3) if h["document_id"] in docs]
+        rows.append(_candidate(ctx, TOPICS, question, language,
+                               near[0]["document_id"] if near else sorted(docs)[0],
+                               result.model, refusals))
+    cstore.record_candidates(ctx.store, rows, stage=STAGE, key=key, info={
+        "source": "topics", "attempt": len(attempts) + 1,
+        "proposed": len(result.value.questions), "generated": len(rows),
+        "screened": dict(screened)})
+    return len(rows)
+
+
+def _candidate(ctx: RunContext, prompt_name: str, question: str, language: str,
+               document_id: str, model: str | None, refusals: dict[str, str]) -> dict:
+    prompt = ctx.prompts[prompt_name]
+    return make_candidate(
+        ctype="unanswerable", question=question, answer=refusal_for(refusals, language),
+        facts=[], language=language, model=model or ctx.model("generator", prompt_name),
+        seed_fact_id=None, document_id=document_id, key=("u", question.casefold()),
+        prompts={prompt.name: prompt.version})

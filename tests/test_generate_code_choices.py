@@ -1,0 +1,320 @@
+"""What code decides for the model: unanswerable candidates (invented siblings and topic gaps,
+kept only when the whole knowledge base cannot answer them), single-hop answers, ambiguous
+answers and underspecified questions, question clean-up."""
+
+from __future__ import annotations
+
+import asyncio
+
+from builder.generate.candidate import clean_question
+from builder.generate.context import RunContext
+from builder.generate.evolve import ambiguous_answer, unnamed
+from builder.generate.models import GenerateOptions
+from builder.generate.terms import answer_target, holds_all_terms
+from builder.generate.statements import extract_statements
+from builder.generate.unanswerable import (
+    invented_name_problem, new_sibling_name, outline, propose, screen, sibling_groups,
+)
+from builder.store.candidates import list_chunks, load_candidates
+from builder.store.search import absent_terms
+
+from tests.fakes import ScriptedLLM
+from tests.test_generate_support import build_kb
+
+PROPOSALS = [
+    "How much does the Gold membership cost per year?",   # answered by chunk m1
+    "Do you offer gift wrapping?",                         # 'gift', 'wrapping' absent
+    "Do you offer gift wrapping?",                         # repeated
+    "你们提供礼品包装吗？",                                  # not the KB's main language
+    "Can I pay with Bitcoin? Yes you can.",               # cut after the question mark
+    "Shipping",                                            # not a question
+]
+
+
+def _ctx(store, llm):
+    return RunContext.create(store, llm, GenerateOptions(n=4))
+
+
+def test_absent_terms_uses_stems_and_prefixes(tmp_path):
+    store = build_kb(tmp_path / "g.db")
+    assert absent_terms(store, ["shipping", "shipped", "restocking", "wrapping", "bitcoin"]) == [
+        "wrapping", "bitcoin"]
+    assert absent_terms(store, ["标准", "礼品"]) == ["礼品"]
+
+
+def test_screen_reasons(tmp_path):
+    store = build_kb(tmp_path / "g.db")
+    assert screen(store, "How much does the Gold membership cost per year?", "en") == \
+        "a chunk contains every term"
+    assert screen(store, "Do you offer gift wrapping?", "en") is None
+    assert screen(store, "你们提供礼品包装吗？", "en") == "wrong language"
+    assert screen(store, "Gift wrapping", "en") == "not a question"
+
+
+def test_propose_keeps_only_unanswerable_questions(tmp_path):
+    store = build_kb(tmp_path / "g.db")
+    llm = ScriptedLLM(lambda name, v, role: {"questions": PROPOSALS})
+    chunks = list_chunks(store)
+    made = asyncio.run(propose(_ctx(store, llm), chunks, [], want=3))  # no table: topics
+    cands = load_candidates(store)
+    assert made == 2 == len(cands)
+    assert sorted(c["question"] for c in cands) == ["Can I pay with Bitcoin?",
+                                                     "Do you offer gift wrapping?"]
+    for c in cands:
+        assert c["type"] == "unanswerable" and c["chunk_ids"] == [] and c["evidence"] == []
+        assert c["answer"].startswith("The knowledge base does not")
+        assert c["document_id"] in {ch["document_id"] for ch in chunks}
+    [(name, variables, _)] = llm.calls
+    assert name == "evolve_unanswerable_topics" and "membership.md" in variables["topics"]
+    assert variables["avoid"] == ""
+
+
+def test_second_attempt_lists_what_was_asked_and_writes_no_repeats(tmp_path):
+    store = build_kb(tmp_path / "g.db")
+    llm = ScriptedLLM(lambda name, v, role: {"questions": ["Do you offer gift wrapping?",
+                                                           "Is there parking at the stores?"]})
+    ctx = _ctx(store, llm)
+    chunks = list_chunks(store)
+    assert asyncio.run(propose(ctx, chunks, [], want=1)) == 1
+    assert asyncio.run(propose(ctx, chunks, [], want=1)) == 1
+    assert "Do you offer gift wrapping?" in llm.calls[1][1]["avoid"]
+    questions = sorted(c["question"] for c in load_candidates(store))
+    assert questions == ["Do you offer gift wrapping?", "Is there parking at the stores?"]
+
+
+def test_outline_lists_titles_and_headings():
+    chunks = [
+        {"document_id": "a.md", "title": "Returns", "heading_path": ["Returns", "Window"]},
+        {"document_id": "a.md", "title": "Returns", "heading_path": ["Returns", "Fees"]},
+        {"document_id": "b.md", "title": "Shipping", "heading_path": None},
+    ]
+    assert outline(chunks) == "- Returns: Window; Fees\n- Shipping"
+
+
+def test_answer_target_picks_the_value():
+    assert answer_target("Most items can be returned within 45 days of purchase.") == "45 days"
+    assert answer_target("Gold — Annual fee: $60 (US) / CA$75 (Canada)") == "$60 (US) / CA$75 (Canada)"
+    assert answer_target("The Denver store opened on September 14, 2024.") == "September 14, 2024"
+    assert answer_target("A restocking fee of 10% applies to opened items.") == "10%"
+    assert answer_target("Express to Canada costs CA$29.95.") == "CA$29.95"
+    assert answer_target("标准配送需要5天送达。") == "5天"
+    assert answer_target("Pickup is free at every store.") is None
+
+
+def test_clean_question_cuts_what_follows_the_question():
+    assert clean_question("How long? You can return it within 45 days.") == "How long?"
+    assert clean_question("  Is it   free? ") == "Is it free?"
+    assert clean_question("退货期限是多少天？45天。") == "退货期限是多少天？"
+    assert clean_question("No question mark") == "No question mark"
+
+
+STORES = ("| Store | Address | Repair shop |\n|---|---|---|\n"
+          "| Portland (Pearl District) | 1200 NW Marshall Street | Yes |\n"
+          "| Seattle (Ballard) | 5410 Ballard Avenue NW | Yes |\n"
+          "| Boise (Downtown) | 820 W Idaho Street | No |")
+TABLE_KB = {"stores.md": [("t1", STORES, "en")],
+            "hours.md": [("h1", "Every store opens at 9 a.m. on weekdays.", "en")]}
+
+
+def _table_facts(store):
+    chunks = list_chunks(store)
+    facts = [f for c in chunks for f in extract_statements(c)]
+    for f in facts:
+        f["document_id"] = "stores.md"
+    return chunks, facts
+
+
+def test_sibling_groups_come_from_table_attributes(tmp_path):
+    store = build_kb(tmp_path / "g.db", TABLE_KB)
+    _, facts = _table_facts(store)
+    groups = sorted(sibling_groups(facts, seed=0), key=lambda g: g["attribute"])
+    assert [g["attribute"] for g in groups] == ["Address", "Repair shop"]
+    assert groups[0]["names"] == ["Portland (Pearl District)", "Seattle (Ballard)", "Boise (Downtown)"]
+
+
+def test_invented_name_must_be_new_to_the_kb_and_named(tmp_path):
+    store = build_kb(tmp_path / "g.db", TABLE_KB)
+    names = ["Portland (Pearl District)", "Seattle (Ballard)", "Boise (Downtown)"]
+    ask = "What is the address of the {} store?"
+    assert invented_name_problem(store, "Tacoma (Downtown)", ask.format("Tacoma"), names) is None
+    assert invented_name_problem(store, "Pearl District", ask.format("Pearl District"), names) == \
+        "the name only repeats words of the listed names"
+    assert invented_name_problem(store, "Marshall", ask.format("Marshall"), names) == \
+        "the knowledge base mentions the invented name"
+    assert invented_name_problem(store, "Tacoma", ask.format("new"), names) == \
+        "the question does not name the invented thing"
+    assert invented_name_problem(store, "Seattle (Ballard)", ask.format("Seattle"), names) == \
+        "the name is one of the listed names"
+    products = ["Trailhead 2", "Trailhead 3"]
+    assert invented_name_problem(store, "Trailhead 4", "What does the Trailhead 4 weigh?",
+                                 products) is None  # a new number: the phrase is new
+
+
+def test_propose_prefers_invented_siblings(tmp_path):
+    store = build_kb(tmp_path / "g.db", TABLE_KB)
+    chunks, facts = _table_facts(store)
+    replies = iter([{"name": "Tacoma", "question": "What is the address of the Tacoma store?"},
+                    {"name": "Ballard", "question": "Does the Ballard store have a repair shop?"}])
+
+    def respond(name, v, role):
+        if name == "evolve_unanswerable_topics":  # siblings gave one of two: topics for the rest
+            return {"questions": ["Is there a store café?"]}
+        return next(replies)
+
+    llm = ScriptedLLM(respond)
+    assert asyncio.run(propose(_ctx(store, llm), chunks, facts, want=2)) == 2
+    assert [name for name, _, _ in llm.calls] == ["evolve_unanswerable"] * 2 + [
+        "evolve_unanswerable_topics"]
+    cand = next(c for c in load_candidates(store) if "Tacoma" in c["question"])
+    assert cand["question"] == "What is the address of the Tacoma store?"
+    assert cand["document_id"] == "stores.md" and cand["chunk_ids"] == []
+    infos = store.query("SELECT info FROM stage_done WHERE stage = 'unanswerable'")
+    assert any("the name only repeats" in i["info"] for i in infos)  # Ballard is listed
+    # both groups are done: the next call asks for topic gaps instead
+    llm2 = ScriptedLLM(lambda name, v, role: {"questions": ["Do you sell bicycles?"]})  # new
+    assert asyncio.run(propose(_ctx(store, llm2), chunks, facts, want=1)) == 1
+    assert [name for name, _, _ in llm2.calls] == ["evolve_unanswerable_topics"]
+
+
+def test_ambiguous_question_loses_the_one_name_it_gives():
+    names = ["Basic", "Gold"]
+    assert unnamed("What is the annual fee for Basic?", names) == "What is the annual fee?"
+    assert unnamed("How much does a Gold pass cost?", names) == "How much does a pass cost?"
+    assert unnamed("How much does the Gold membership cost?", ["Gold membership", "Basic membership"],
+                   "membership") == "How much does the membership cost?"
+    both = "Is Gold dearer than Basic?"
+    assert unnamed(both, names) == both  # a comparison: left for the checks to reject
+    assert unnamed("Basic?", names) == "Basic?"  # nothing would be left
+
+
+def test_ambiguous_answer_names_every_reading():
+    facts = [{"text": "Basic — Rental discount: 5%"}, {"text": "Gold members get 20% off."}]
+    assert ambiguous_answer("It depends on which one you mean.", facts) == (
+        "It depends on which one you mean. Basic — Rental discount: 5%. Gold members get 20% off.")
+
+
+def test_new_sibling_name_continues_a_numbered_series(tmp_path):
+    store = build_kb(tmp_path / "g.db", TABLE_KB)
+    assert new_sibling_name(store, ["Trailhead 2", "Trailhead 3", "Summit Ridge 2"]) == "Trailhead 4"
+    assert new_sibling_name(store, ["Portland (Pearl District)", "Seattle (Ballard)"]) is None
+    news = build_kb(tmp_path / "n.db", {"news.md": [("n1", "The Trailhead 4 arrives in May.", "en")]})
+    assert new_sibling_name(news, ["Trailhead 2", "Trailhead 3"]) == "Trailhead 5"  # 4 is known
+
+
+def test_code_names_the_new_sibling_when_the_names_form_a_series(tmp_path):
+    tents = ("| Tent | Seasons |\n|---|---|\n| Trailhead 2 | 3 |\n| Trailhead 3 | 3 |\n"
+             "| Summit Ridge 2 | 4 |")
+    store = build_kb(tmp_path / "g.db", {"tents.md": [("t1", tents, "en")]})
+    chunks, facts = _table_facts(store)
+    seen = {}
+
+    def respond(name, v, role):
+        seen.update(v)
+        return {"name": "Trailhead 2", "question": f"How many seasons is the {v['new_name']} for?"}
+
+    assert asyncio.run(propose(_ctx(store, ScriptedLLM(respond)), chunks, facts, want=1)) == 1
+    assert seen["new_name"] == "Trailhead 4" and seen["attribute"] == "Seasons"
+    [cand] = load_candidates(store)
+    assert cand["question"] == "How many seasons is the Trailhead 4 for?"
+
+
+def test_numbered_names_count_as_one_term():
+    table = "| Tent | Seasons |\n| Trailhead 2 | 4 |\n| Trailhead 3 | 3 |"
+    assert not holds_all_terms("How many seasons is the Trailhead 4 for?", table)
+    assert holds_all_terms("How many seasons is the Trailhead 3 for?", table)
+    assert holds_all_terms("How many seasons is the tent for?", table)
+    assert not holds_all_terms("Is the tent waterproof?", table)
+
+
+def test_ambiguous_question_naming_one_reading_is_caught():
+    from builder.generate.verify import _names_a_reading
+    names = ["Sleeping bag (20 °F / −7 °C)", "Sleeping pad"]
+    assert _names_a_reading("How much does a sleeping bag cost per day?", names) == [names[0]]
+    assert _names_a_reading("How much does the sleeping gear cost per day?", names) == []
+    assert _names_a_reading("What is the annual fee for Gold?", ["Basic", "Gold"]) == ["Gold"]
+
+
+def _checks(store, cand, facts, example=""):
+    from builder.generate.verify import code_checks
+    from builder.store.documents import chunks_by_id
+
+    chunks = chunks_by_id(store, cand["chunk_ids"])
+    return {c["check"]: c for c in code_checks(store, cand, facts, chunks, example)}
+
+
+def _cell_candidate(store, question):
+    chunks, facts = _table_facts(store)
+    fact = next(f for f in facts if f["text"].startswith("Seattle (Ballard) — Address"))
+    cand = {"type": "single_hop", "question": question, "answer": "5410 Ballard Avenue NW",
+            "language": "en", "chunk_ids": [fact["chunk_id"]],
+            "evidence": [{"chunk_id": fact["chunk_id"], "quote": fact["evidence"]}]}
+    return cand, [fact]
+
+
+def test_a_table_cell_question_must_name_its_row(tmp_path):
+    store = build_kb(tmp_path / "g.db", TABLE_KB)
+    cand, facts = _cell_candidate(store, "What is the address of the Seattle store?")
+    assert _checks(store, cand, facts)["names_subject"]["passed"] is True
+    cand, facts = _cell_candidate(store, "What is the address of the store?")
+    assert _checks(store, cand, facts)["names_subject"]["passed"] is False
+
+
+def test_words_copied_from_the_prompt_example_are_caught(tmp_path):
+    store = build_kb(tmp_path / "g.db", TABLE_KB)
+    example = 'Example: {"question": "For how long can library books be borrowed?"}'
+    cand, facts = _cell_candidate(store, "Can I borrow the address of the Seattle store?")
+    got = _checks(store, cand, facts, example)["no_example_words"]
+    assert got["passed"] is False and "'borrow'" in got["reason"]
+    cand, facts = _cell_candidate(store, "For how long is the Seattle store address valid?")
+    assert _checks(store, cand, facts, example)["no_example_words"]["passed"] is True  # KB words
+
+
+def test_invented_names_are_spread_over_series(tmp_path):
+    tents = ("| Tent | Seasons | Sleeps |\n|---|---|---|\n| Trailhead 2 | 3 | 2 |\n"
+             "| Trailhead 3 | 3 | 3 |\n| Trailhead 5 | 4 | 5 |")
+    packs = ("| Pack | Volume | Weight |\n|---|---|---|\n| Ridge 30 | 30 L | 1 kg |\n"
+             "| Ridge 40 | 40 L | 1.2 kg |\n| Ridge 50 | 50 L | 1.4 kg |")
+    store = build_kb(tmp_path / "g.db", {"gear.md": [("t1", tents, "en"), ("p1", packs, "en")]})
+    chunks, facts = _table_facts(store)
+    asked = []
+
+    def respond(name, v, role):
+        asked.append(v["new_name"])
+        return {"name": v["new_name"], "question": f"What is the size of the {v['new_name']}?"}
+
+    asyncio.run(propose(_ctx(store, ScriptedLLM(respond)), chunks, facts, want=2))
+    assert sorted(asked) == ["Ridge 60", "Trailhead 6"]  # one per series, not two of one
+
+
+def test_two_attributes_of_one_table_get_two_different_new_names(tmp_path):
+    tents = ("| Tent | Seasons | Sleeps |\n|---|---|---|\n| Trailhead 2 | 3 | 2 |\n"
+             "| Trailhead 3 | 3 | 3 |\n| Summit Ridge 2 | 4 | 2 |")
+    store = build_kb(tmp_path / "g.db", {"tents.md": [("t1", tents, "en")]})
+    chunks, facts = _table_facts(store)
+    asked = []
+
+    def respond(name, v, role):
+        asked.append(v["new_name"])
+        return {"name": v["new_name"], "question": f"What is the size of the {v['new_name']}?"}
+
+    asyncio.run(propose(_ctx(store, ScriptedLLM(respond)), chunks, facts, want=2))
+    assert sorted(asked) == ["Summit Ridge 3", "Trailhead 4"]
+
+
+def test_yes_no_questions_may_restate_their_answer(tmp_path):
+    store = build_kb(tmp_path / "g.db", TABLE_KB)
+    cand, facts = _cell_candidate(store, "Is the Seattle store at 5410 Ballard Avenue NW?")
+    assert _checks(store, cand, facts)["answer_not_in_question"]["passed"] is False  # the value
+    cand["question"], cand["answer"] = "Does the Seattle store have an address?", \
+        "The Seattle store has an address."
+    assert _checks(store, cand, facts)["answer_not_in_question"]["passed"] is True
+    cand["question"] = "Where is the Seattle store address?"
+    assert _checks(store, cand, facts)["answer_not_in_question"]["passed"] is False
+
+
+def test_a_claim_with_another_value_is_not_this_answers_claim():
+    from builder.generate.verify import _from_answer
+
+    assert _from_answer("45 days", "45 days")
+    assert not _from_answer("45 days", "7 days")
+    assert not _from_answer("the paper or emailed receipt", "2 hours")

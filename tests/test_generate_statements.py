@@ -1,0 +1,216 @@
+"""Code-only fact extraction (builder.generate.statements): spans, splitting, tables, entities."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from builder.generate.candidate import stable_id
+from builder.generate.facts import ground_facts
+from builder.generate.models import ExtractedFact
+from builder.generate.statements import (
+    EXTRACTOR, VERSION, extract_statements, extract_statements_counted,
+)
+from builder.generate.terms import dates, key_terms
+from builder.ingest.pipeline import ingest_paths
+from builder.store.candidates import list_chunks
+from builder.store.db import Store
+
+SAMPLES = Path(__file__).resolve().parent.parent / "samples"
+
+
+def chunk(text: str, cid: str = "c1", language: str | None = "en") -> dict:
+    return {"id": cid, "document_id": "doc.md", "text": text, "title": "Doc",
+            "language": language, "heading_path": "[]"}
+
+
+def texts(text: str, **kw) -> list[str]:
+    return [r["text"] for r in extract_statements(chunk(text, **kw))]
+
+
+@pytest.fixture(scope="module")
+def sample_chunks(tmp_path_factory) -> list[dict]:
+    store = Store(str(tmp_path_factory.mktemp("kb") / "golden.db"))
+    ingest_paths(store, [str(SAMPLES)])
+    chunks = list_chunks(store)
+    assert len(chunks) > 100
+    return chunks
+
+
+def test_every_sample_statement_is_an_exact_grounded_span(sample_chunks):
+    ref, _ = ground_facts(chunk("Gold costs $60 a year."), [ExtractedFact(fact="Gold costs $60 a year.")],
+                          prompt_name="facts", prompt_version="1")
+    keys = set(ref[0])
+    total = tables = 0
+    for c in sample_chunks:
+        rows = extract_statements(c)
+        chunk_terms = key_terms(c["text"])
+        assert [r["seq"] for r in rows] == list(range(len(rows)))
+        for r in rows:
+            assert set(r) == keys
+            assert c["text"][r["evidence_start"]:r["evidence_end"]] == r["evidence"], r
+            assert r["evidence"] == r["evidence"].strip() and r["text"] == " ".join(r["text"].split())
+            assert r["dates"] == dates(r["evidence"])
+            assert len(r["entities"]) <= 4
+            for name in r["entities"]:
+                assert key_terms(name) and key_terms(name) <= chunk_terms, (name, c["id"])
+            assert r["chunk_id"] == c["id"] and r["llm_call_id"] is None
+            assert (r["prompt_name"], r["prompt_version"]) == (EXTRACTOR, VERSION)
+            assert r["language"] == c["language"]
+            assert "**" not in r["text"] and "`" not in r["text"]
+            assert not r["evidence"].startswith(("#", "- ", "* ", "> ", "```"))
+            tables += " — " in r["text"]
+        total += len(rows)
+    assert total > 500 and tables > 150
+
+
+def test_sample_extraction_is_deterministic(sample_chunks):
+    for c in sample_chunks[:20]:
+        first = extract_statements(c)
+        assert extract_statements(dict(c)) == first
+        for r in first:
+            assert r["id"] == stable_id(c["id"], EXTRACTOR, VERSION, r["seq"], r["text"])
+    ids = [r["id"] for c in sample_chunks for r in extract_statements(c)]
+    assert len(ids) == len(set(ids))
+
+
+def test_abbreviations_decimals_versions_and_domains_do_not_split_sentences():
+    text = ("Phone support opens at 7:00 a.m. Pacific on weekdays and closes at 7 p.m. Mountain "
+            "on Fridays. Bring ID, e.g. Passport or licence, to the counter. Mr. Smith runs the "
+            "U.S. stores for the company. Item No. 5 costs $6.95 per unit, approx. 1.5 kg in "
+            "total. Version v2.1 of the app is required. Write to support@northwind.example. Visit "
+            "northwind.example. Our stores open at 9 a.m. daily. The counters close at 4:00 p.m. "
+            "On holidays all stores close early.")
+    assert texts(text) == [
+        "Phone support opens at 7:00 a.m. Pacific on weekdays and closes at 7 p.m. Mountain on "
+        "Fridays.",
+        "Bring ID, e.g. Passport or licence, to the counter.",
+        "Mr. Smith runs the U.S. stores for the company.",
+        "Item No. 5 costs $6.95 per unit, approx. 1.5 kg in total.",
+        "Version v2.1 of the app is required.",
+        "Our stores open at 9 a.m. daily.",
+        "The counters close at 4:00 p.m.",  # "p.m." ends a sentence when "On ..." follows
+        "On holidays all stores close early.",
+    ]
+    rows, dropped = extract_statements_counted(chunk(text))
+    assert dropped == 2  # "Write to ..." and "Visit northwind.example." are under 4 words
+
+
+def test_semicolons_split_only_into_parts_that_stand_alone():
+    assert texts("The Denver store is our newest; it opened on September 14, 2024.") == [
+        "The Denver store is our newest", "it opened on September 14, 2024."]
+    assert texts("Tents and sleeping bags may be returned without cleaning; we clean them.") == [
+        "Tents and sleeping bags may be returned without cleaning; we clean them."]
+    rows = extract_statements(chunk("The Denver store is our newest; it opened on September 14, 2024."))
+    assert rows[1]["dates"] == ["2024-09-14"]
+    assert rows[0]["evidence"] == "The Denver store is our newest"  # no trailing ";"
+
+
+def test_list_items_and_blockquotes_exclude_their_markers():
+    text = ("Rules for rentals:\n\n"
+            "- The person renting must be 18 or older and show photo ID.\n"
+            "- We place a hold on a credit card for the replacement value: $200 per tent\n"
+            "  and $100 for every other item.\n"
+            "* Late returns are charged a **late fee of $10 per item per day**.\n"
+            "1. the **Northwind Guarantee**, our standard one-year warranty on all gear;\n"
+            "2) Returned items reverse the Trail Dollars earned. If those were spent, the value "
+            "is deducted from the refund.\n\n"
+            "> Gift cards never expire and carry no fees.\n"
+            "> Lost cards can be replaced with the receipt.\n")
+    rows, dropped = extract_statements_counted(chunk(text))
+    assert [r["text"] for r in rows] == [
+        "The person renting must be 18 or older and show photo ID.",
+        "We place a hold on a credit card for the replacement value: $200 per tent and $100 for "
+        "every other item.",
+        "Late returns are charged a late fee of $10 per item per day.",
+        "the Northwind Guarantee, our standard one-year warranty on all gear",
+        "Returned items reverse the Trail Dollars earned.",
+        "If those were spent, the value is deducted from the refund.",
+        "Gift cards never expire and carry no fees.",
+        "Lost cards can be replaced with the receipt.",
+    ]
+    assert dropped == 1  # the lead-in "Rules for rentals:"
+    assert rows[1]["evidence"] == ("We place a hold on a credit card for the replacement value: "
+                                   "$200 per tent\n  and $100 for every other item.")
+    assert rows[2]["evidence"] == "Late returns are charged a **late fee of $10 per item per day**."
+    assert rows[3]["entities"] == ["Northwind Guarantee"]
+    assert rows[6]["evidence"] == "Gift cards never expire and carry no fees."
+
+
+def test_transposed_table_has_column_entities(sample_chunks):
+    table = next(c for c in sample_chunks if "| Benefit | Basic | Gold |" in c["text"])
+    rows = extract_statements(table)
+    fee = next(r for r in rows if r["text"] == "Gold — Annual fee: $60 (US) / CA$75 (Canada)")
+    assert fee["evidence"] == "$60 (US) / CA$75 (Canada)"  # the cell, not the whole row
+    assert fee["entities"] == ["Gold"]
+    assert "Basic — Annual fee: Free" in [r["text"] for r in rows]
+    # the "—" cell of the early-access row gives no Basic fact
+    early = [r for r in rows if "Early access" in r["text"]]
+    assert [r["entities"] for r in early] == [["Gold"]]
+
+
+def test_normal_table_has_row_entities_and_skips_separator_and_empty_cells():
+    text = ("| Store | Address | Fitting studio | Repair shop |\n"
+            "|---|---|---|---|\n"
+            "| **Boise** (Downtown) | 820 W Idaho Street | No | n/a |\n"
+            "| Seattle | 5410 Ballard Avenue NW | — | Yes |\n")
+    rows = extract_statements(chunk(text))
+    assert [r["text"] for r in rows] == [
+        "Boise (Downtown) — Address: 820 W Idaho Street",
+        "Boise (Downtown) — Fitting studio: No",
+        "Seattle — Address: 5410 Ballard Avenue NW",
+        "Seattle — Repair shop: Yes",
+    ]
+    assert rows[1]["evidence"] == "No"
+    assert text[rows[1]["evidence_start"]:rows[1]["evidence_end"]] == "No"
+    assert rows[1]["entities"] == ["Boise (Downtown)"]
+    assert rows[3]["evidence_end"] == len(text) - 3  # the cell "Yes", before " |\n"
+
+
+def test_headings_code_rules_and_link_only_lines_are_skipped():
+    text = ("# Shipping Guide For Customers\n\n"
+            "Setext Heading About Parcels\n"
+            "----------------------------\n\n"
+            "```json\n{\"status\": \"shipped\", \"note\": \"Orders ship from Portland daily.\"}\n```\n\n"
+            "---\n\n"
+            "[Read the full shipping policy here](https://northwind.example/shipping)\n\n"
+            "- <https://northwind.example/ca>\n\n"
+            "Orders ship from the Portland warehouse every business day.\n")
+    rows, dropped = extract_statements_counted(chunk(text))
+    assert [r["text"] for r in rows] == ["Orders ship from the Portland warehouse every business day."]
+    assert dropped == 2  # the two link-only lines
+    assert rows[0]["entities"] == ["Portland"]
+
+
+def test_chinese_splits_after_cjk_punctuation():
+    text = ("我们只向美国和加拿大的地址发货，包括美国全部 50 个州。寄往邮政信箱（PO Box）的订单只能选择"
+            "标准配送！快递和次日达订单如在下午 1 点前下单，当天发货；标准配送订单在 1 至 2 个工作日内发货。")
+    rows = extract_statements(chunk(text, language=None))
+    assert [r["text"] for r in rows] == [
+        "我们只向美国和加拿大的地址发货，包括美国全部 50 个州。",
+        "寄往邮政信箱（PO Box）的订单只能选择标准配送！",
+        "快递和次日达订单如在下午 1 点前下单，当天发货",
+        "标准配送订单在 1 至 2 个工作日内发货。",
+    ]
+    assert {r["language"] for r in rows} == {"zh"}
+    assert rows[1]["entities"] == ["PO Box"]
+
+
+def test_entities_skip_sentence_start_words_and_keep_names_and_bold():
+    text = ("Trail Club has two tiers: **Basic**, which is free, and **Gold**, which costs $60 in "
+            "the United States. Most Trail Club members in Denver choose Gold. Refunds go back to "
+            "the original card within 5 days. The Denver store opened on **September 14, 2024**.")
+    rows = extract_statements(chunk(text))
+    assert rows[0]["entities"] == ["Trail Club", "Basic", "Gold", "United States"]
+    assert rows[1]["entities"] == ["Trail Club", "Denver", "Gold"]
+    assert rows[2]["entities"] == []  # "Refunds" is only capitalised because it starts a sentence
+    assert rows[3]["entities"] == ["Denver"]  # a bold date is not an entity
+
+
+def test_questions_short_and_overlong_pieces_are_dropped_and_counted():
+    long_sentence = "The warranty covers " + " ".join(f"item{i}" for i in range(70)) + " forever."
+    text = f"How long do I have to return something?\nNo.\n\n{long_sentence}\n\nGold members have 90 days."
+    rows, dropped = extract_statements_counted(chunk(text))
+    assert [r["text"] for r in rows] == ["Gold members have 90 days."]
+    assert dropped == 3
