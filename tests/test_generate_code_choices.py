@@ -269,36 +269,33 @@ def test_words_copied_from_the_prompt_example_are_caught(tmp_path):
     assert _checks(store, cand, facts, example)["no_example_words"]["passed"] is True  # KB words
 
 
+def _new_names_asked(store, want: int) -> list[str]:
+    """The new names code hands the model when `want` unanswerable items are proposed."""
+    chunks, facts = _table_facts(store)
+    asked = []
+
+    def respond(name, v, role):
+        asked.append(v["new_name"])
+        return {"name": v["new_name"], "question": f"What is the size of the {v['new_name']}?"}
+
+    asyncio.run(propose(_ctx(store, ScriptedLLM(respond)), chunks, facts, want=want))
+    return sorted(asked)
+
+
 def test_invented_names_are_spread_over_series(tmp_path):
     tents = ("| Tent | Seasons | Sleeps |\n|---|---|---|\n| Trailhead 2 | 3 | 2 |\n"
              "| Trailhead 3 | 3 | 3 |\n| Trailhead 5 | 4 | 5 |")
     packs = ("| Pack | Volume | Weight |\n|---|---|---|\n| Ridge 30 | 30 L | 1 kg |\n"
              "| Ridge 40 | 40 L | 1.2 kg |\n| Ridge 50 | 50 L | 1.4 kg |")
     store = build_kb(tmp_path / "g.db", {"gear.md": [("t1", tents, "en"), ("p1", packs, "en")]})
-    chunks, facts = _table_facts(store)
-    asked = []
-
-    def respond(name, v, role):
-        asked.append(v["new_name"])
-        return {"name": v["new_name"], "question": f"What is the size of the {v['new_name']}?"}
-
-    asyncio.run(propose(_ctx(store, ScriptedLLM(respond)), chunks, facts, want=2))
-    assert sorted(asked) == ["Ridge 60", "Trailhead 6"]  # one per series, not two of one
+    assert _new_names_asked(store, want=2) == ["Ridge 60", "Trailhead 6"]  # one per series
 
 
 def test_two_attributes_of_one_table_get_two_different_new_names(tmp_path):
     tents = ("| Tent | Seasons | Sleeps |\n|---|---|---|\n| Trailhead 2 | 3 | 2 |\n"
              "| Trailhead 3 | 3 | 3 |\n| Summit Ridge 2 | 4 | 2 |")
     store = build_kb(tmp_path / "g.db", {"tents.md": [("t1", tents, "en")]})
-    chunks, facts = _table_facts(store)
-    asked = []
-
-    def respond(name, v, role):
-        asked.append(v["new_name"])
-        return {"name": v["new_name"], "question": f"What is the size of the {v['new_name']}?"}
-
-    asyncio.run(propose(_ctx(store, ScriptedLLM(respond)), chunks, facts, want=2))
-    assert sorted(asked) == ["Summit Ridge 3", "Trailhead 4"]
+    assert _new_names_asked(store, want=2) == ["Summit Ridge 3", "Trailhead 4"]
 
 
 def test_yes_no_questions_may_restate_their_answer(tmp_path):
