@@ -315,3 +315,16 @@ def test_a_claim_with_another_value_is_not_this_answers_claim():
     assert _from_answer("45 days", "45 days")
     assert not _from_answer("45 days", "7 days")
     assert not _from_answer("the paper or emailed receipt", "2 hours")
+
+
+def test_a_value_question_must_name_a_subject_of_its_fact(tmp_path):
+    store = build_kb(tmp_path / "g.db", TABLE_KB)
+    cand, facts = _cell_candidate(store, "What is the address?")
+    fact = dict(facts[0], text="Express costs $18.95 and takes 2 business days.",
+                entities=["Express"])
+    cand["answer"] = "$18.95"
+    assert _checks(store, cand, [fact])["names_subject"]["passed"] is False
+    cand["question"] = "What does Express shipping cost?"
+    assert _checks(store, cand, [fact])["names_subject"]["passed"] is True
+    cand["answer"] = "Express costs $18.95."  # not the value alone: no subject to require
+    assert "names_subject" not in _checks(store, cand, [fact])

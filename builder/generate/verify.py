@@ -11,8 +11,9 @@ Code checks (all gate):
   question counts: "Is pickup free?" / "Pickup is free at all stores." is fine); `length`; `language` (the question is written in the chunk's language);
 - `no_example_words`: the question uses no word of the writing prompt's worked example that the
   KB never mentions (a small model copying the example);
-- single_hop from a table cell: `names_subject` (the question names the row's thing; "What is
-  the shipping cost in the US?" for Express's cell has two answers);
+- single_hop asking for a value: `names_subject` (the question names the table row, or one of
+  the fact's entities: "What is the shipping cost in the US?" for Express's $18.95 has two
+  answers);
 - per type: multi_hop `hops_needed` (no cited chunk holds both the answer terms and most of the
   question terms) and `bridge_not_named`; temporal `uses_newer_value`; comparative
   `states_both_values`; ambiguous `names_both_readings` + `question_underspecified`;
@@ -51,15 +52,15 @@ import re
 
 from builder.store import candidates as cstore
 from builder.store.documents import chunks_by_id
-from builder.store.search import absent_terms, search_chunks
+from builder.store.search import absent_terms, phrase_share, search_chunks
 
 from builder.generate.candidate import stable_id
 from builder.generate.context import RunContext, run_units
 from builder.generate.models import GroundedBatchVerdict, MultiHopVerdict, UnanswerableVerdict
 from builder.generate.spans import locate_span
 from builder.generate.terms import (
-    STOPWORDS, arithmetic_closure, dates, detect_language, holds_all_terms, key_terms, numbers,
-    table_fact, tokens, without_dates,
+    STOPWORDS, answer_target, arithmetic_closure, dates, detect_language, holds_all_terms,
+    key_terms, numbers, table_fact, tokens, without_dates,
 )
 
 STAGE = "verify"
@@ -146,12 +147,12 @@ def code_checks(store, cand: dict, facts: list[dict], chunks: dict[str, dict],
         out.append(check("no_example_words", not copied,
                          f"uses {copied[0]!r} from the prompt's example, which the knowledge "
                          "base never mentions" if copied else ""))
-    if ctype == "single_hop" and facts and table_fact(facts[0]["text"]):
-        entity = table_fact(facts[0]["text"])[0]
-        own = key_terms(re.sub(r"\(.*?\)", " ", entity)) or key_terms(entity)
-        named = bool(own & key_terms(q))
+    subjects = _value_subjects(store, cand, facts) if ctype == "single_hop" else []
+    if subjects:
+        named = any((key_terms(re.sub(r"\(.*?\)", " ", s)) or key_terms(s)) & key_terms(q)
+                    for s in subjects)
         out.append(check("names_subject", named, "" if named else
-                         f"the question does not name {entity!r}, whose table cell it asks for"))
+                         f"the question does not name {subjects[0]!r}, whose value it asks for"))
 
     if ctype == "multi_hop":
         out.extend(_multi_hop_checks(cand, facts, chunks))
@@ -180,6 +181,23 @@ def code_checks(store, cand: dict, facts: list[dict], chunks: dict[str, dict],
             out.append(check("question_underspecified", not named,
                              f"the question names {named[0]!r}, so it has one reading" if named else ""))
     return out
+
+
+def _value_subjects(store, cand: dict, facts: list[dict]) -> list[str]:
+    """Who a value question must name: the row of a table cell, or the entities of a prose fact
+    whose value is the answer ("Express costs $18.95 ..." asked as "What is the shipping cost in
+    the US?" has two answers) -- except names found in a fifth of all chunks or more (the
+    business itself: "Northwind"). Empty when the answer is not a value of the fact."""
+    if not facts:
+        return []
+    text = facts[0]["text"]
+    cell = table_fact(text)
+    if cell:
+        return [cell[0]]
+    target = answer_target(text)
+    if target and target.strip() == cand["answer"].strip():
+        return [e for e in facts[0].get("entities") or [] if phrase_share(store, e) < 0.2]
+    return []
 
 
 def _example_words(store, question: str, example_text: str) -> list[str]:

@@ -58,6 +58,17 @@ def search_chunks(
     return store.query(sql, params)
 
 
+def phrase_share(store: Store, phrase: str) -> float:
+    """The share of chunks that contain the words of `phrase` in a row (0.0 - 1.0)."""
+    words = [w.lower() for w in _WORD.findall(phrase)]
+    total = store.query("SELECT count(*) AS n FROM chunks")[0]["n"]
+    if not words or not total:
+        return 0.0
+    query = '"' + " ".join(w.replace('"', '""') for w in words) + '"'
+    hits = store.query("SELECT count(*) AS n FROM chunks_fts WHERE chunks_fts MATCH ?", [query])
+    return hits[0]["n"] / total
+
+
 def phrase_in_kb(store: Store, phrase: str) -> bool:
     """True when some chunk contains the words of `phrase` in a row (FTS5 phrase query)."""
     words = [w.lower() for w in _WORD.findall(phrase)]
