@@ -328,3 +328,12 @@ def test_a_value_question_must_name_a_subject_of_its_fact(tmp_path):
     assert _checks(store, cand, [fact])["names_subject"]["passed"] is True
     cand["answer"] = "Express costs $18.95."  # not the value alone: no subject to require
     assert "names_subject" not in _checks(store, cand, [fact])
+
+
+def test_topic_proposals_stop_after_three_attempts(tmp_path):
+    store = build_kb(tmp_path / "g.db")
+    llm = ScriptedLLM(lambda name, v, role: {"questions": ["Is the KB complete?"]})  # same reply
+    chunks = list_chunks(store)
+    for _ in range(5):
+        asyncio.run(propose(_ctx(store, llm), chunks, [], want=1))
+    assert [name for name, _, _ in llm.calls] == ["evolve_unanswerable_topics"] * 3

@@ -26,7 +26,8 @@ chunk of the whole KB holding all of its content terms (verification repeats thi
 LLM absence check). The reference answer is the fixed refusal of `prompts/refusals.md`; no
 chunks are cited. Idempotent: a sibling group is done when `stage_done('unanswerable',
 hash(attribute, names, prompt version))` exists; topic proposals are numbered attempts (one
-more than recorded) that list the questions already asked, so each asks for new ones. Each
+more than recorded, at most MAX_TOPIC_ATTEMPTS) that list the questions already asked, so each
+asks for new ones. Each
 call's candidates and ledger row are committed together.
 """
 
@@ -53,6 +54,7 @@ TOP_K = 5
 MIN_SIBLINGS = 3
 MAX_NAMES = 12
 MAX_PER_CALL = 8
+MAX_TOPIC_ATTEMPTS = 3
 MAX_OUTLINE_DOCS = 30
 MAX_HEADINGS_PER_DOC = 6
 
@@ -229,6 +231,8 @@ async def _from_topics(ctx: RunContext, chunks: list[dict], want: int,
                        refusals: dict[str, str]) -> int:
     topics = outline(chunks)
     attempts = [i for i in cstore.done_infos(ctx.store, STAGE) if i.get("source") == "topics"]
+    if len(attempts) >= MAX_TOPIC_ATTEMPTS:
+        return 0  # the model has had its tries; a rerun does not pay for more
     key = stable_id(STAGE, "topics", len(attempts) + 1, topics, ctx.prompts[TOPICS].version)
     language = majority_language(chunks)
     asked = [c["question"] for c in cstore.load_candidates(ctx.store) if c["type"] == "unanswerable"]
