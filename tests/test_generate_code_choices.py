@@ -337,3 +337,19 @@ def test_topic_proposals_stop_after_three_attempts(tmp_path):
     for _ in range(5):
         asyncio.run(propose(_ctx(store, llm), chunks, [], want=1))
     assert [name for name, _, _ in llm.calls] == ["evolve_unanswerable_topics"] * 3
+
+
+def test_pairs_never_mix_languages():
+    from builder.generate.material import annotate, pick_multi_hop
+
+    def fact(fid, chunk, doc, text, lang):
+        return {"id": fid, "chunk_id": chunk, "document_id": doc, "text": text, "evidence": text,
+                "entities": ["Vancouver"], "dates": [], "language": lang}
+
+    en_a = fact("a", "c1", "stores.md", "Vancouver has a rental desk and a repair shop.", "en")
+    en_b = fact("b", "c2", "hours.md", "Vancouver opens at 10 a.m. on Sundays.", "en")
+    zh_b = fact("z", "c3", "zh.md", "Vancouver 门店周日 11 点开门。", "zh")
+    facts = annotate([en_a, en_b, zh_b], {})
+    pairs = {tuple(f["id"] for f in m.facts) for m in pick_multi_hop(facts)}
+    assert ("a", "b") in pairs
+    assert not any("z" in p for p in pairs)

@@ -2,7 +2,9 @@
 small models asked for "a multi-hop question" write single-hop ones, "unanswerable" ones the
 chunk answers, and temporal answers that use the old rule).
 
-Every picker returns `Material`: the facts in hop order, the prompt variables and a key that
+Pairs are always of facts in one language (measured: a Chinese question over an English table
+and a Chinese chunk passed as "multi-hop" though one chunk answered it). Every picker returns
+`Material`: the facts in hop order, the prompt variables and a key that
 identifies the material (its evolve stage key is a hash of it). Rules, all lexical and
 deterministic:
 
@@ -85,6 +87,7 @@ def annotate(facts: list[dict], chunks: dict[str, dict]) -> list[dict]:
         pool = own or chunk_dates.get(f["chunk_id"]) or doc_dates.get(f["document_id"]) or []
         f["_when"] = max(pool, key=date_order_key) if pool else None
         f["_cond"] = bool(CONDITION_CUES.search(f["text"]) or CONDITION_CUES.search(f["evidence"]))
+        f["_lang"] = (f.get("chunk_language") or f.get("language") or "en").split("-")[0]
     return facts
 
 
@@ -176,7 +179,8 @@ def pick_multi_hop(facts: list[dict], store=None) -> list[Material]:
         bridge_terms = key_terms(name)
         for a in members:
             for b in members:
-                if a["chunk_id"] == b["chunk_id"] or not (b["_vals"] or b.get("dates")):
+                if a["chunk_id"] == b["chunk_id"] or not (b["_vals"] or b.get("dates")) \
+                        or a["_lang"] != b["_lang"]:
                     continue
                 if not (a["_attr"] - bridge_terms) or not (b["_attr"] - bridge_terms):
                     continue
@@ -202,7 +206,7 @@ def pick_comparative(facts: list[dict]) -> list[Material]:
     out: dict[tuple, Material] = {}
     for unit, members in sorted(by_unit.items()):
         for a, b in combinations(members, 2):
-            if a["_vals"] == b["_vals"] or not a["_vals"] or not b["_vals"]:
+            if a["_vals"] == b["_vals"] or not a["_vals"] or not b["_vals"] or a["_lang"] != b["_lang"]:
                 continue
             if a["_names"] & b["_names"] or a["id"] == b["id"]:
                 continue
@@ -219,7 +223,8 @@ def pick_temporal(facts: list[dict]) -> list[Material]:
     out = []
     for i, j in sorted(_pairs_by_terms(facts, 2)):
         a, b = facts[i], facts[j]
-        if a["chunk_id"] == b["chunk_id"] or not a["_when"] or not b["_when"]:
+        if a["chunk_id"] == b["chunk_id"] or not a["_when"] or not b["_when"] \
+                or a["_lang"] != b["_lang"]:
             continue
         if a["_when"] == b["_when"] or not a["_vals"] or not b["_vals"] or a["_vals"] == b["_vals"]:
             continue
@@ -240,7 +245,8 @@ def pick_ambiguous(facts: list[dict]) -> list[Material]:
     out = []
     for i, j in sorted(_pairs_by_terms(facts, 1)):
         a, b = facts[i], facts[j]
-        if not a["_names"] or not b["_names"] or a["_names"] & b["_names"]:
+        if not a["_names"] or not b["_names"] or a["_names"] & b["_names"] \
+                or a["_lang"] != b["_lang"]:
             continue
         if not a["_vals"] or not b["_vals"] or a["_vals"] == b["_vals"]:
             continue
