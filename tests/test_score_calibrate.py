@@ -60,10 +60,24 @@ def test_calibrate_from_an_imported_csv(scored_db, tmp_path, capsys):
     code, out, err = golden_cli(capsys, "--db", str(scored_db), "calibrate", "--import", str(csv))
     assert code == 0, err
     assert "overall" in out and "1 human score(s) have no judge score" in out
+    stored = "SELECT query_id, metric, score, source FROM calibration ORDER BY id"
+    with Store(scored_db) as store:
+        rows = store.query(stored)
+    assert [(r["query_id"], r["score"], r["source"]) for r in rows] == [
+        ("q1", 5, "import"), ("q2", 2, "import"), ("q9", 1, "import")]
+    # importing the same file again adds nothing; without --import the stored scores count
+    golden_cli(capsys, "--db", str(scored_db), "calibrate", "--import", str(csv))
+    with Store(scored_db) as store:
+        assert len(store.query(stored)) == 3
+    code, out, err = golden_cli(capsys, "--db", str(scored_db), "calibrate", "--json")
+    assert code == 0, err
+    assert json.loads(out)["overall"]["n"] == 2  # q9 has no judge score
     bad = tmp_path / "bad.csv"
     bad.write_text("query_id,metric,score\nq1,correctness,7\n")
     code, _, err = golden_cli(capsys, "--db", str(scored_db), "calibrate", "--import", str(bad))
     assert code == 2 and f"{bad}:2: score" in err
+    with Store(scored_db) as store:
+        assert len(store.query(stored)) == 3  # a bad file stores nothing
 
 
 def test_calibrate_without_a_run_or_scores(tmp_path, capsys, scored_db):

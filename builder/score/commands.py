@@ -263,22 +263,27 @@ def compare(report_a, report_b, outs, resamples, seed):
 @click.option("--run", "run_id", default=None, help="Scored run id [the newest].")
 @click.option("--import", "import_path", type=click.Path(dir_okay=False), default=None,
               help="Human scores from a CSV (header query_id,metric,score[,annotator]) or "
-                   "JSONL file instead of the calibration table.")
+                   "JSONL file; they are stored in the calibration table with the run and "
+                   "used for this report.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.pass_obj
 def calibrate(obj, run_id, import_path, as_json):
     """Agreement between human 1-5 scores and the LLM judge: exact, within-one and
     quadratic-weighted kappa, per metric; warns under 80% exact agreement."""
     from builder.score.calibrate import calibrate as agree, print_calibration, read_human_scores
+    from builder.store.review import import_calibration
     from builder.store.runs import get_run, human_scores, list_run_items
 
-    human = [s.model_dump() for s in read_human_scores(import_path)] if import_path else None
+    imported = [s.model_dump() for s in read_human_scores(import_path)] if import_path else None
     with obj.open_store() as store:
         run = get_run(store, run_id)
         if run is None:
             raise InputError(f"no scored run {run_id!r}" if run_id else
                              "no scored run in the database: run `golden score` first")
-        if human is None:
+        if imported is not None:  # kept with the run, next to the review UI's scores
+            import_calibration(store, run["id"], imported)
+            human = imported
+        else:
             human = human_scores(store, run["id"])
             if not human:
                 raise InputError("no human scores: score items in `golden review` "

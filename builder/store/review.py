@@ -667,6 +667,28 @@ def calibration_scores(store: Store, run_id: str, query_id: str, annotator: str
         " AND annotator = ? ORDER BY id", (run_id, query_id, annotator))}
 
 
+def import_calibration(store: Store, run_id: str, scores: list[dict]) -> int:
+    """Store imported human scores (query_id, metric, score, annotator) for `run_id` with
+    source 'import', in one transaction. A score already stored identically (same run, item,
+    metric, annotator and value, from an import) is not added again, so importing a file twice
+    changes nothing. Returns how many rows were added."""
+    added = 0
+    with store.write():
+        for s in scores:
+            exists = store.conn.execute(
+                "SELECT 1 FROM calibration WHERE run_id = ? AND query_id = ? AND metric = ?"
+                " AND annotator = ? AND score = ? AND source = 'import' LIMIT 1",
+                (run_id, s["query_id"], s["metric"], s["annotator"], s["score"])).fetchone()
+            if exists:
+                continue
+            store.conn.execute(
+                "INSERT INTO calibration (run_id, query_id, metric, score, annotator, source, at)"
+                " VALUES (?, ?, ?, ?, ?, 'import', ?)",
+                (run_id, s["query_id"], s["metric"], s["score"], s["annotator"], utcnow()))
+            added += 1
+    return added
+
+
 def record_calibration(store: Store, *, run_id: str | None, query_id: str, metric: str,
                        score: int, annotator: str, source: str = "tui") -> int:
     """Append one human score (1-5) for `metric`; the latest row per (item, annotator, metric)
