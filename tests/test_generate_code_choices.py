@@ -353,3 +353,18 @@ def test_pairs_never_mix_languages():
     pairs = {tuple(f["id"] for f in m.facts) for m in pick_multi_hop(facts)}
     assert ("a", "b") in pairs
     assert not any("z" in p for p in pairs)
+
+
+def test_versions_of_one_document_are_not_ambiguous_or_comparative():
+    from builder.generate.material import annotate, pick_ambiguous
+
+    def fact(fid, doc, text, entity):
+        return {"id": fid, "chunk_id": doc + "#1", "document_id": doc, "text": text,
+                "evidence": text, "entities": [entity], "dates": [], "language": "en",
+                "title": "Returns Policy > Store credit"}
+
+    old = fact("o", "returns-2023.md", "Store credit covers the Basic price of the last 60 days.", "Basic")
+    new = fact("n", "returns.md", "Store credit covers the Gold price of the last 90 days.", "Gold")
+    assert pick_ambiguous(annotate([dict(old), dict(new)], {})) == []  # one policy, two dates
+    other = dict(new, title="Membership > Store credit")
+    assert len(pick_ambiguous(annotate([dict(old), other], {}))) == 1

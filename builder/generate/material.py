@@ -13,6 +13,7 @@ deterministic:
 - multi_hop: two facts in different chunks (different documents first) that share an entity;
   shared entities come from the facts' entity lists and from FTS5 searches for each entity.
   Hop 1 is the fact that identifies the bridge, hop 2 the fact with the answer value.
+- comparative and ambiguous never pair two versions of one document (`_versions`).
 - comparative: two facts whose values carry the same unit ("5 days" / "2 days", "$10" / "$30")
   and whose wording overlaps (attribute terms Jaccard >= 0.3: both are prices, both are
   durations), about different entities, with different values.
@@ -125,6 +126,15 @@ def _pairs_by_terms(facts: list[dict], min_shared: int) -> set[tuple[int, int]]:
     return {p for p, n in shared.items() if n >= min_shared}
 
 
+def _versions(a: dict, b: dict) -> bool:
+    """Two facts from different documents under the same title and section: two versions of
+    one document (returns.md and returns-2023.md). Their differences are temporal conflicts,
+    not two things to compare or two readings of a term (measured: an "ambiguous" item that
+    paired the old 60-day and the new 90-day store-credit rule)."""
+    return (a["document_id"] != b["document_id"] and bool(a.get("title"))
+            and a.get("title") == b.get("title"))
+
+
 def _fmt(f: dict) -> str:
     return f["text"]
 
@@ -206,7 +216,8 @@ def pick_comparative(facts: list[dict]) -> list[Material]:
     out: dict[tuple, Material] = {}
     for unit, members in sorted(by_unit.items()):
         for a, b in combinations(members, 2):
-            if a["_vals"] == b["_vals"] or not a["_vals"] or not b["_vals"] or a["_lang"] != b["_lang"]:
+            if a["_vals"] == b["_vals"] or not a["_vals"] or not b["_vals"] or a["_lang"] != b["_lang"] \
+                    or _versions(a, b):
                 continue
             if a["_names"] & b["_names"] or a["id"] == b["id"]:
                 continue
@@ -246,7 +257,7 @@ def pick_ambiguous(facts: list[dict]) -> list[Material]:
     for i, j in sorted(_pairs_by_terms(facts, 1)):
         a, b = facts[i], facts[j]
         if not a["_names"] or not b["_names"] or a["_names"] & b["_names"] \
-                or a["_lang"] != b["_lang"]:
+                or a["_lang"] != b["_lang"] or _versions(a, b):
             continue
         if not a["_vals"] or not b["_vals"] or a["_vals"] == b["_vals"]:
             continue
