@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import inspect
 import os
 import resource
 import statistics
@@ -30,6 +31,21 @@ from builder.store import review as rs  # noqa: E402
 from tests.review_factory import add_candidates  # noqa: E402
 
 SIZE = (160, 50)
+
+
+async def timed(step, rounds: int, settle=None) -> list[float]:
+    """Seconds per call of `step(i)` (awaited when it returns an awaitable); `settle()` is
+    awaited after each call, outside the timing."""
+    samples = []
+    for i in range(rounds):
+        t = time.perf_counter()
+        result = step(i)
+        if inspect.isawaitable(result):
+            await result
+        samples.append(time.perf_counter() - t)
+        if settle is not None:
+            await settle()
+    return samples
 
 
 def summary(name: str, samples: list[float]) -> tuple[float, float]:
@@ -55,18 +71,10 @@ async def bench_review(db: str, rounds: int) -> dict:
         await screen._refresh_worker.wait()
         print(f"{'rows in the queue':<28} {screen.list.count}")
 
-        samples = []
-        for _ in range(rounds):
-            t = time.perf_counter()
-            await screen.run_action("move(1)")
-            samples.append(time.perf_counter() - t)
+        samples = await timed(lambda i: screen.run_action("move(1)"), rounds)
         out["next"] = summary("next candidate (n)", samples)
 
-        samples = []
-        for _ in range(rounds):
-            t = time.perf_counter()
-            await screen.run_action("decide('accept')")
-            samples.append(time.perf_counter() - t)
+        samples = await timed(lambda i: screen.run_action("decide('accept')"), rounds)
         out["accept"] = summary("accept (a)", samples)
         t = time.perf_counter()
         await app.writer.drain()
@@ -92,24 +100,17 @@ async def bench_review(db: str, rounds: int) -> dict:
         for name, values in per_filter.items():
             print(f"    {statistics.median(values) * 1000:6.1f} ms  {name}")
         await screen.settle()
-        samples = []
-        for i in range(20):
-            t = time.perf_counter()
-            screen.apply_filter(rs.CandidateFilter(text=f"Question {4242 + i}"))
-            samples.append(time.perf_counter() - t)
-            await screen.settle()
+        samples = await timed(
+            lambda i: screen.apply_filter(rs.CandidateFilter(text=f"Question {4242 + i}")), 20,
+            settle=screen.settle)
         out["search"] = summary("free-text search (trigram)", samples)
         await screen.settle()
         t = time.perf_counter()
         await screen.settle()
         print(f"{'background count+stats':<28} {(time.perf_counter() - t) * 1000:7.1f} ms")
         # Broad text (~11k matches): the LIKE walk in sort order serves the page instead.
-        samples = []
-        for i in range(10):
-            t = time.perf_counter()
-            screen.apply_filter(rs.CandidateFilter(text=f"Answer {i}"))
-            samples.append(time.perf_counter() - t)
-            await screen.settle()
+        samples = await timed(lambda i: screen.apply_filter(rs.CandidateFilter(text=f"Answer {i}")),
+                              10, settle=screen.settle)
         summary("broad search (LIKE walk)", samples)
         t = time.perf_counter()
         await screen.settle()
@@ -117,11 +118,7 @@ async def bench_review(db: str, rounds: int) -> dict:
         screen.apply_filter(rs.CandidateFilter())
         await screen.settle()
         # With rendering: press + paint, for the feel of it (includes Pilot idle waits).
-        samples = []
-        for _ in range(20):
-            t = time.perf_counter()
-            await pilot.press("n")
-            samples.append(time.perf_counter() - t)
+        samples = await timed(lambda i: pilot.press("n"), 20)
         summary("n incl. Pilot + repaint", samples)
     return out
 
@@ -172,11 +169,7 @@ async def bench_reference(db: str, rounds: int) -> dict:
         out["first"] = time.perf_counter() - t0
         print(f"{'ref: first screen ready':<28} {out['first'] * 1000:7.0f} ms")
         table = app.query_one(DataTable)
-        samples = []
-        for _ in range(rounds):
-            t = time.perf_counter()
-            table.action_cursor_down()
-            samples.append(time.perf_counter() - t)
+        samples = await timed(lambda i: table.action_cursor_down(), rounds)
         out["next"] = summary("ref: next row", samples)
     return out
 

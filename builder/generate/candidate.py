@@ -49,16 +49,14 @@ def make_candidate(
     *, ctype: str, question: str, answer: str, facts: list[dict], language: str,
     prompts: dict[str, str], model: str | None, seed_fact_id: str | None,
     parent_id: str | None = None, document_id: str | None = None, key: object = None,
-    cite_facts: bool = True,
 ) -> dict:
-    """One candidates row (verdict pending). `facts` are in hop order; with `cite_facts=False`
-    (unanswerable) the chunk and evidence lists stay empty and the facts only seed the id."""
-    cited = facts if cite_facts else []
-    chunk_ids, hops = hops_for(cited)
+    """One candidates row (verdict pending). `facts` are in hop order and all cited; an
+    unanswerable candidate has none (its chunk and evidence lists stay empty)."""
+    chunk_ids, hops = hops_for(facts)
     evidence = [
         {"chunk_id": f["chunk_id"], "quote": f["evidence"], "start": f["evidence_start"],
          "end": f["evidence_end"]}
-        for f in cited
+        for f in facts
     ]
     return {
         "id": stable_id(ctype, [f["id"] for f in facts], prompts, model, key),
@@ -69,11 +67,10 @@ def make_candidate(
         "chunk_ids": chunk_ids,
         "hops": hops,
         "evidence": evidence,
-        "fact_ids": [f["id"] for f in cited],
+        "fact_ids": [f["id"] for f in facts],
         "seed_fact_id": seed_fact_id,
         "parent_id": parent_id,
-        "document_id": document_id or (cited[0]["document_id"] if cited else
-                                       (facts[0]["document_id"] if facts else None)),
+        "document_id": document_id or (facts[0]["document_id"] if facts else None),
         "generator_model": model,
         "prompts": prompts,
         "verdict": "pending",

@@ -3,8 +3,8 @@ call that phrases the question (and answer) from the facts code handed it.
 
 The candidate links to the single-hop candidate of its seed fact (`parent_id`) when there is
 one, and shares that seed fact's `seed_fact_id`, so export keeps all variants of one fact in
-one split. Unanswerable candidates get a fixed refusal from `prompts/refusals.md` in the
-question's language and cite no chunks. Idempotent per material through
+one split. Ambiguous answers are written by code (`ambiguous_answer`); unanswerable items are
+made by unanswerable.py, not here. Idempotent per material through
 `stage_done('evolve', hash(type, material key, prompt version))`.
 """
 
@@ -24,12 +24,12 @@ from builder.generate.material import Material
 from builder.generate.models import EvolvedQuestion
 
 STAGE = "evolve"
-_REFUSAL_LINE = re.compile(r"^([a-z]{2}(?:-[A-Za-z]+)?):\s+(\S.*)$")
+_SENTENCE_LINE = re.compile(r"^([a-z]{2}(?:-[A-Za-z]+)?):\s+(\S.*)$")
 
 
-def load_refusals(prompts_dir: str | None = None, name: str = "refusals.md") -> dict[str, str]:
-    """{language: sentence} from `refusals.md` (or another such file: `ambiguous.md`), the
-    override folder first."""
+def load_sentences(name: str, prompts_dir: str | None = None) -> dict[str, str]:
+    """{language: sentence} from a sentence file of the prompts folder (`refusals.md`,
+    `ambiguous.md`), the override folder first."""
     folders = [Path(p) for p in (prompts_dir, os.environ.get("GOLDEN_PROMPTS")) if p]
     folders.append(bundled_prompts_dir())
     for folder in folders:
@@ -37,7 +37,7 @@ def load_refusals(prompts_dir: str | None = None, name: str = "refusals.md") -> 
         if path.is_file():
             out = {}
             for line in path.read_text(encoding="utf-8").splitlines():
-                m = _REFUSAL_LINE.match(line.strip())
+                m = _SENTENCE_LINE.match(line.strip())
                 if m:
                     out[m.group(1)] = m.group(2).strip()
             if "en" not in out:
@@ -46,9 +46,10 @@ def load_refusals(prompts_dir: str | None = None, name: str = "refusals.md") -> 
     raise InputError(f"no {name} found", path=str(folders[0]))
 
 
-def refusal_for(refusals: dict[str, str], language: str | None) -> str:
+def sentence_for(sentences: dict[str, str], language: str | None) -> str:
+    """The sentence for `language`, else the English one."""
     lang = (language or "en").split("-")[0]
-    return refusals.get(lang, refusals["en"])
+    return sentences.get(lang, sentences["en"])
 
 
 def ambiguous_answer(lead: str, facts: list[dict]) -> str:
@@ -91,7 +92,7 @@ async def evolve(ctx: RunContext, materials: list[Material], parents: dict[str, 
     """Run every material not done yet. `parents` maps seed fact id -> single-hop candidate id."""
     done = cstore.done_keys(ctx.store, STAGE)
     todo = [m for m in materials if evolve_key(ctx, m) not in done]
-    leads = load_refusals(ctx.options.prompts_dir, "ambiguous.md") if any(
+    leads = load_sentences("ambiguous.md", ctx.options.prompts_dir) if any(
         m.type == "ambiguous" for m in todo) else {}
     facts_prompt = ctx.prompts["facts"]
 
@@ -107,7 +108,7 @@ async def evolve(ctx: RunContext, materials: list[Material], parents: dict[str, 
         if m.type == "ambiguous":
             question = unnamed(question, [m.variables["entity_a"], m.variables["entity_b"]],
                                m.variables.get("term", ""))
-            answer = ambiguous_answer(refusal_for(leads, m.language), m.facts)
+            answer = ambiguous_answer(sentence_for(leads, m.language), m.facts)
         if question.strip() and answer.strip():
             seed = m.facts[0]
             rows.append(make_candidate(

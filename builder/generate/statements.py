@@ -418,34 +418,15 @@ def _entities(raw: str, claim: str, names_in_chunk: set[str]) -> list[str]:
 # -- tables ----------------------------------------------------------------------------------
 
 def _cells(row: str) -> list[str]:
-    """Cells of one pipe-table row; `\\|` and pipes inside backticks do not split."""
-    body = row.strip()
-    if body.startswith("|"):
-        body = body[1:]
-    if body.endswith("|") and not body.endswith("\\|"):
-        body = body[:-1]
-    cells, cell, in_code, i = [], [], False, 0
-    while i < len(body):
-        ch = body[i]
-        if ch == "\\" and body[i + 1:i + 2] == "|":
-            cell.append("|")
-            i += 2
-            continue
-        if ch == "`":
-            in_code = not in_code
-        if ch == "|" and not in_code:
-            cells.append("".join(cell))
-            cell = []
-        else:
-            cell.append(ch)
-        i += 1
-    cells.append("".join(cell))
-    return [plain(c) for c in cells]
+    """Cells of one pipe-table row as plain text; `\\|` and pipes inside backticks do not
+    split (see `_cell_spans`)."""
+    return [plain(row[s:e].replace("\\|", "|")) for s, e in _cell_spans(row)]
 
 
 def _cell_spans(row: str) -> list[tuple[int, int]]:
-    """(start, end) of each cell of `row` as `_cells` splits it, whitespace trimmed."""
-    spans, start, in_code, i = [], None, False, 0
+    """(start, end) of each cell of `row`, whitespace trimmed: split at pipes, except an
+    escaped `\\|` and pipes inside backticks; the row's outer pipes are not cell borders."""
+    spans, in_code = [], False
     lead = len(row) - len(row.lstrip())
     body_end = len(row.rstrip())
     i = lead + 1 if row[lead:lead + 1] == "|" else lead

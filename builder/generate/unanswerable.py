@@ -42,15 +42,13 @@ from builder.store.search import absent_terms, phrase_in_kb, search_chunks
 
 from builder.generate.candidate import clean_question, language_name, make_candidate, stable_id
 from builder.generate.context import RunContext, run_units
-from builder.generate.evolve import load_refusals, refusal_for
+from builder.generate.evolve import load_sentences, sentence_for
 from builder.generate.models import InventedEntityQuestion, ProposedQuestions
-from builder.generate.terms import (
-    STOPWORDS, detect_language, holds_all_terms, key_terms, table_fact, tokens,
-)
+from builder.generate.terms import STOPWORDS, detect_language, key_terms, table_fact, tokens
+from builder.generate.verify import chunk_answering
 
 STAGE = "unanswerable"
 SIBLINGS, TOPICS = "evolve_unanswerable", "evolve_unanswerable_topics"
-TOP_K = 5
 MIN_SIBLINGS = 3
 MAX_NAMES = 12
 MAX_PER_CALL = 8
@@ -110,9 +108,8 @@ def screen(store, question: str, language: str) -> str | None:
         return "not a question"
     if detect_language(question) != language:
         return "wrong language"
-    for hit in search_chunks(store, question, k=TOP_K):
-        if holds_all_terms(question, hit["text"] + " " + (hit.get("title") or "")):
-            return "a chunk contains every term"
+    if chunk_answering(store, question) is not None:
+        return "a chunk contains every term"
     return None
 
 
@@ -124,6 +121,17 @@ def new_sibling_name(store, names: list[str], avoid: frozenset[str] = frozenset(
     """The next member of a numbered series among `names` ("Trailhead 2", "Trailhead 3" ->
     "Trailhead 4"; "Ridge 30", "Ridge 40" -> "Ridge 50") that the KB never mentions: from the
     largest series whose next name is not in `avoid`, else the largest. None without a series."""
+    return _pick(series_names(store, names), avoid)
+
+
+def _pick(found: list[str], avoid: frozenset[str]) -> str | None:
+    fresh = [n for n in found if n not in avoid]
+    return (fresh or found or [None])[0]
+
+
+def series_names(store, names: list[str]) -> list[str]:
+    """For each numbered series among `names`, largest first, its next name the KB never
+    mentions (FTS5 phrase queries: compute once per group)."""
     series: dict[str, list[int]] = defaultdict(list)
     for name in names:
         m = _SERIES.match(name.strip())
@@ -137,8 +145,7 @@ def new_sibling_name(store, names: list[str], avoid: frozenset[str] = frozenset(
             if not phrase_in_kb(store, f"{stem} {number}"):
                 found.append(f"{stem} {number}")
                 break
-    fresh = [n for n in found if n not in avoid]
-    return (fresh or found or [None])[0]
+    return found
 
 
 def invented_name_problem(store, name: str, question: str, siblings: list[str]) -> str | None:
@@ -177,7 +184,7 @@ async def propose(ctx: RunContext, chunks: list[dict], facts: list[dict], want: 
     groups = _order(ctx, [g for g in sibling_groups(facts, ctx.options.seed)
                           if group_key(ctx, g) not in done])
     made = Counter()
-    refusals = load_refusals(ctx.options.prompts_dir)
+    refusals = load_sentences("refusals.md", ctx.options.prompts_dir)
 
     async def one(item: tuple[dict, str | None]) -> None:
         wrote = await _from_siblings(ctx, *item, refusals)  # await first: no lost update
@@ -195,13 +202,14 @@ def _order(ctx: RunContext, groups: list[dict]) -> list[tuple[dict, str | None]]
     about one invented "Trailhead 4" test the same thing four times."""
     used = Counter(i.get("name") for i in cstore.done_infos(ctx.store, STAGE)
                    if i.get("source") == "siblings" and i.get("generated"))
-    out, left = [], list(groups)
+    left = [(g, series_names(ctx.store, g["names"])) for g in groups]
+    out = []
     while left:
         avoid = frozenset(n for n, k in used.items() if k)
-        named = [(g, new_sibling_name(ctx.store, g["names"], avoid)) for g in left]
+        named = [(g, _pick(found, avoid)) for g, found in left]
         best = min(range(len(named)), key=lambda i: (named[i][1] is None, used[named[i][1]], i))
         group, name = named[best]
-        left.remove(group)
+        left.pop(best)
         used[name] += 1
         out.append((group, name))
     return out
@@ -272,7 +280,7 @@ def _candidate(ctx: RunContext, prompt_name: str, question: str, language: str,
                document_id: str, model: str | None, refusals: dict[str, str]) -> dict:
     prompt = ctx.prompts[prompt_name]
     return make_candidate(
-        ctype="unanswerable", question=question, answer=refusal_for(refusals, language),
+        ctype="unanswerable", question=question, answer=sentence_for(refusals, language),
         facts=[], language=language, model=model or ctx.model("generator", prompt_name),
         seed_fact_id=None, document_id=document_id, key=("u", question.casefold()),
         prompts={prompt.name: prompt.version})

@@ -116,9 +116,7 @@ def code_checks(store, cand: dict, facts: list[dict], chunks: dict[str, dict],
     out.append(check("language", got == lang or lang not in ("en", "zh"),
                      "" if got == lang else f"question is in {got}, chunk is {lang}"))
     if ctype == "unanswerable":
-        hits = search_chunks(store, q, k=TOP_K_UNANSWERABLE)
-        hit = next((h for h in hits
-                    if holds_all_terms(q, h["text"] + " " + (h.get("title") or ""))), None)
+        hit = chunk_answering(store, q)
         out.append(check("kb_does_not_answer", hit is None,
                          f"chunk {hit['id']} contains every term of the question" if hit else ""))
         return out
@@ -209,6 +207,16 @@ def _example_words(store, question: str, example_text: str) -> list[str]:
     words = [w for w in dict.fromkeys(tokens(question))  # 5+ letters: not "long", "cost"
              if len(w) >= 5 and w not in STOPWORDS and key_terms(w) & example_terms]
     return absent_terms(store, words) if words else []
+
+
+def chunk_answering(store, question: str) -> dict | None:
+    """The first FTS5 top-k chunk of the WHOLE knowledge base that holds every content term of
+    `question` (`terms.holds_all_terms`), or None: the code test that the KB does not answer
+    an unanswerable question (used when proposing and when verifying it)."""
+    for hit in search_chunks(store, question, k=TOP_K_UNANSWERABLE):
+        if holds_all_terms(question, hit["text"] + " " + (hit.get("title") or "")):
+            return hit
+    return None
 
 
 def _names_a_reading(question: str, names: list[str]) -> list[str]:
@@ -377,12 +385,12 @@ def _from_answer(claim: str, answer: str) -> bool:
             and numbers(claim) <= numbers(answer))  # "45 days" is not a claim of "7 days"
 
 
-def _writer_text(ctx: RunContext, cand: dict) -> str:
-    """The worked examples of the prompt(s) that wrote the candidate: in each system section,
-    the lines from the first one starting with "Example" up to "Reply with" (the convention
-    every generation prompt follows)."""
+def _example_lines(ctx: RunContext, prompt_names: tuple[str, ...]) -> str:
+    """The worked examples of the prompts that wrote a candidate: in each system section, the
+    lines from the first one starting with "Example" up to "Reply with" (the convention every
+    generation prompt follows)."""
     out = []
-    for name in cand.get("prompts") or {}:
+    for name in prompt_names:
         if name not in ctx.prompts:
             continue
         for role, text in ctx.prompts[name].sections:
@@ -423,10 +431,14 @@ async def verify_pending(ctx: RunContext, candidates: list[dict], facts_by_id: d
     chunks = chunks_by_id(ctx.store, need)
 
     code: dict[str, list[dict]] = {}
+    examples: dict[tuple[str, ...], str] = {}
     failed, single, grounded = [], [], []
     for cand in todo:
         facts = [facts_by_id[f] for f in cand.get("fact_ids") or [] if f in facts_by_id]
-        code[cand["id"]] = code_checks(ctx.store, cand, facts, chunks, _writer_text(ctx, cand))
+        writers = tuple(sorted(cand.get("prompts") or {}))
+        if writers not in examples:  # a few prompt combinations across the whole pool
+            examples[writers] = _example_lines(ctx, writers)
+        code[cand["id"]] = code_checks(ctx.store, cand, facts, chunks, examples[writers])
         if any(c["passed"] is False for c in code[cand["id"]]):
             failed.append(cand)
         elif cand["type"] in SINGLE_CALL_KINDS:

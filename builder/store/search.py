@@ -58,24 +58,30 @@ def search_chunks(
     return store.query(sql, params)
 
 
+def _phrase_query(phrase: str) -> str:
+    """An FTS5 phrase query for the words of `phrase` in a row ("" when it has none)."""
+    words = [w.lower().replace('"', '""') for w in _WORD.findall(phrase)]
+    return '"' + " ".join(words) + '"' if words else ""
+
+
+def _matches(store: Store, query: str) -> bool:
+    return bool(store.query("SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT 1", [query]))
+
+
 def phrase_share(store: Store, phrase: str) -> float:
     """The share of chunks that contain the words of `phrase` in a row (0.0 - 1.0)."""
-    words = [w.lower() for w in _WORD.findall(phrase)]
-    total = store.query("SELECT count(*) AS n FROM chunks")[0]["n"]
-    if not words or not total:
+    query = _phrase_query(phrase)
+    total = store.query("SELECT count(*) AS n FROM chunks")[0]["n"] if query else 0
+    if not total:
         return 0.0
-    query = '"' + " ".join(w.replace('"', '""') for w in words) + '"'
     hits = store.query("SELECT count(*) AS n FROM chunks_fts WHERE chunks_fts MATCH ?", [query])
     return hits[0]["n"] / total
 
 
 def phrase_in_kb(store: Store, phrase: str) -> bool:
     """True when some chunk contains the words of `phrase` in a row (FTS5 phrase query)."""
-    words = [w.lower() for w in _WORD.findall(phrase)]
-    if not words:
-        return False
-    query = '"' + " ".join(w.replace('"', '""') for w in words) + '"'
-    return bool(store.query("SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT 1", [query]))
+    query = _phrase_query(phrase)
+    return bool(query) and _matches(store, query)
 
 
 _CJK_BIGRAM = re.compile(r"^[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]{2}$")
@@ -94,8 +100,7 @@ def absent_terms(store: Store, words: list[str]) -> list[str]:
         if _CJK_BIGRAM.match(w):
             hit = store.query("SELECT 1 FROM chunks WHERE instr(text, ?) > 0 LIMIT 1", [w])
         elif _WORD.fullmatch(w):
-            query = '"' + w + '"' + (f' OR "{w[:5]}"*' if len(w) >= 6 else "")
-            hit = store.query("SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT 1", [query])
+            hit = _matches(store, '"' + w + '"' + (f' OR "{w[:5]}"*' if len(w) >= 6 else ""))
         else:
             continue
         if not hit:
