@@ -17,8 +17,9 @@ Code checks (all gate):
 - per type: multi_hop `hops_needed` (no cited chunk holds both the answer terms and most of the
   question terms) and `bridge_not_named`; temporal `uses_newer_value`; comparative
   `states_both_values`; ambiguous `names_both_readings` + `question_underspecified`;
-  unanswerable `kb_does_not_answer` (no FTS5 top-5 chunk of the WHOLE KB contains all the
-  question's content terms, a numbered name like "Trailhead 4" counting as one phrase).
+  unanswerable `kb_does_not_answer` (`absence.chunk_answering`: no FTS5 top-5 chunk of the
+  WHOLE KB contains all the question's content terms, a numbered name like "Trailhead 4"
+  counting as one phrase).
 
 LLM checks (`role="verifier"`, only for candidates that passed the code checks; a candidate
 that fails them gets no call):
@@ -54,18 +55,18 @@ from builder.store import candidates as cstore
 from builder.store.documents import chunks_by_id
 from builder.store.search import absent_terms, phrase_share, search_chunks
 
+from builder.generate.absence import chunk_answering
 from builder.generate.candidate import stable_id
 from builder.generate.context import RunContext, run_units
 from builder.generate.models import GroundedBatchVerdict, MultiHopVerdict, UnanswerableVerdict
 from builder.generate.spans import locate_span
 from builder.generate.terms import (
-    STOPWORDS, answer_target, arithmetic_closure, dates, detect_language, holds_all_terms,
+    STOPWORDS, answer_target, arithmetic_closure, dates, detect_language,
     key_terms, numbers, table_fact, tokens, without_dates,
 )
 
 STAGE = "verify"
-TOP_K_UNANSWERABLE = 5      # chunks the code check reads
-TOP_K_LLM_UNANSWERABLE = 3  # of those, the passages the verifier reads (prompt tokens cost time)
+TOP_K_LLM_UNANSWERABLE = 3  # of absence.TOP_K, the passages the verifier reads (prompt tokens cost time)
 MAX_BATCH_CHUNKS = 3   # distinct cited chunks shown to one verify_grounded call
 MAX_BATCH_ITEMS = 4    # candidates judged by one verify_grounded call
 SINGLE_CALL_KINDS = ("multi_hop", "unanswerable")  # every other kind is judged in batches
@@ -207,16 +208,6 @@ def _example_words(store, question: str, example_text: str) -> list[str]:
     words = [w for w in dict.fromkeys(tokens(question))  # 5+ letters: not "long", "cost"
              if len(w) >= 5 and w not in STOPWORDS and key_terms(w) & example_terms]
     return absent_terms(store, words) if words else []
-
-
-def chunk_answering(store, question: str) -> dict | None:
-    """The first FTS5 top-k chunk of the WHOLE knowledge base that holds every content term of
-    `question` (`terms.holds_all_terms`), or None: the code test that the KB does not answer
-    an unanswerable question (used when proposing and when verifying it)."""
-    for hit in search_chunks(store, question, k=TOP_K_UNANSWERABLE):
-        if holds_all_terms(question, hit["text"] + " " + (hit.get("title") or "")):
-            return hit
-    return None
 
 
 def _names_a_reading(question: str, names: list[str]) -> list[str]:
