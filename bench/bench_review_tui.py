@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from builder.store import Store  # noqa: E402
 from builder.store import review_log, review_queue  # noqa: E402
-from tests.review_factory import add_candidates  # noqa: E402
+from tests.support.rows import add_candidates  # noqa: E402
 
 SIZE = (160, 50)
 

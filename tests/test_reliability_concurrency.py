@@ -30,7 +30,7 @@ def test_the_same_decision_by_a_second_annotator_is_recorded(tmp_path):
     refreshed yet) returned "no change" and left no trace of bob's decision."""
     from builder.store import Store
     from builder.store import review_log
-    from tests.review_factory import add_candidates
+    from tests.support.rows import add_candidates
 
     db = tmp_path / "two.db"
     with Store(db) as ann, Store(db) as bob:

@@ -31,7 +31,7 @@ from builder.store import review_log
 from builder.store.candidates import load_candidates
 from review_tui.app import ReviewApp
 from tests.fakes import ScriptedLLM
-from tests.test_generate_support import KB, ideal
+from tests.support.scripted_kb import KB, ideal
 
 MARKUP = "[bold]Gold[/] members pay $49 per year"
 LINK = "[link=file:///etc/passwd]terms[/link] [@click=app.quit]x[/]"

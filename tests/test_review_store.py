@@ -13,7 +13,7 @@ from builder.store import Store
 from builder.store import calibration, review_log, review_queue
 from builder.errors import ReviewError
 from builder.store.review_queue import CandidateFilter
-from tests.review_factory import add_candidates, add_documents
+from tests.support.rows import add_candidates, add_documents
 
 
 @pytest.fixture
@@ -249,9 +249,9 @@ def test_broad_search_falls_back_to_the_scan(store, monkeypatch):
 def test_get_candidate_gives_hops_in_order_with_titles_and_evidence(store):
     chunks = add_documents(store, n_docs=2, chunks_per_doc=2)
     add_candidates(store, 1, chunk_ids=chunks, type="multi_hop",
-                   hops=json.dumps([["doc1.md#0"], ["doc0.md#1", "missing#9"]]),
-                   evidence=json.dumps([{"chunk_id": "doc1.md#0", "quote": "forty-two",
-                                         "start": None, "end": None}]))
+                   hops=[["doc1.md#0"], ["doc0.md#1", "missing#9"]],
+                   evidence=[{"chunk_id": "doc1.md#0", "quote": "forty-two", "start": None,
+                              "end": None}])
     store.conn.execute("UPDATE candidates SET chunk_ids = ?",
                        (json.dumps(["doc1.md#0", "doc0.md#1", "missing#9"]),))
     c = review_queue.get_candidate(store, "c000000")

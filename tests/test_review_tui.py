@@ -14,7 +14,7 @@ from review_tui.screens.calibrate import CalibrationScreen
 from review_tui.screens.edit import EditScreen
 from review_tui.screens.modals import ConfirmScreen, FilterScreen, RejectScreen
 from review_tui.screens.review import ReviewScreen
-from tests.review_factory import add_candidates, add_documents
+from tests.support.rows import add_candidates, add_documents
 
 SIZE = (160, 50)
 EVIL = "[bold]x[/] [@click=app.quit]boom[/] [link=https://e.vil]l[/] \x1b]0;pwned\x07\x1b[31m"
@@ -221,8 +221,7 @@ def evil_db(tmp_path):
                        (f"Body {EVIL} forty-two", json.dumps([EVIL])))
         s.conn.execute("UPDATE documents SET title = ?", (EVIL,))
         add_candidates(s, 1, chunk_ids=chunks, question=f"Q {EVIL}?", answer=f"A {EVIL}",
-                       verification=json.dumps([{"check": EVIL, "passed": False,
-                                                 "reason": EVIL}]))
+                       verification=[{"check": EVIL, "passed": False, "reason": EVIL}])
         review_log.record_decision(s, "c000000", "gen", "tag", tag="[red]t[/]")
     return str(path)
 
