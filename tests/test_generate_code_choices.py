@@ -227,15 +227,15 @@ def test_numbered_names_count_as_one_term():
 
 
 def test_ambiguous_question_naming_one_reading_is_caught():
-    from builder.generate.verify import _names_a_reading
+    from builder.generate.checks import names_a_reading
     names = ["Sleeping bag (20 °F / −7 °C)", "Sleeping pad"]
-    assert _names_a_reading("How much does a sleeping bag cost per day?", names) == [names[0]]
-    assert _names_a_reading("How much does the sleeping gear cost per day?", names) == []
-    assert _names_a_reading("What is the annual fee for Gold?", ["Basic", "Gold"]) == ["Gold"]
+    assert names_a_reading("How much does a sleeping bag cost per day?", names) == [names[0]]
+    assert names_a_reading("How much does the sleeping gear cost per day?", names) == []
+    assert names_a_reading("What is the annual fee for Gold?", ["Basic", "Gold"]) == ["Gold"]
 
 
 def _checks(store, cand, facts, example=""):
-    from builder.generate.verify import code_checks
+    from builder.generate.checks import code_checks
     from builder.store.documents import chunks_by_id
 
     chunks = chunks_by_id(store, cand["chunk_ids"])

@@ -10,8 +10,9 @@ import pytest
 from builder.generate.context import RunContext
 from builder.generate.models import GenerateOptions
 from builder.generate.runner import run_generate
+from builder.generate.checks import code_checks
 from builder.generate.verify import (
-    MAX_BATCH_CHUNKS, MAX_BATCH_ITEMS, code_checks, grounded_batches, verify_key, verify_pending,
+    MAX_BATCH_CHUNKS, MAX_BATCH_ITEMS, grounded_batches, verify_key, verify_pending,
 )
 from builder.llm.types import LLMResult
 from builder.store import candidates as cstore
