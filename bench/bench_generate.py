@@ -12,7 +12,6 @@ Runs the pipeline twice: facts from the (scripted) LLM, and facts cut out by cod
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import random
 import re
@@ -34,7 +33,7 @@ from builder.generate.runner import run_generate  # noqa: E402
 from builder.ingest.tokens import count_tokens  # noqa: E402
 from builder.store import Store  # noqa: E402
 from tests.fakes import ScriptedLLM  # noqa: E402
-from tests.test_generate_support import ideal  # noqa: E402
+from tests.support.scripted_kb import ideal  # noqa: E402
 
 _SENT = re.compile(r"(?<=[.!?。！？])\s*|\n+")
 _NAME = re.compile(r"\b[A-Z][\w-]*(?:\s+[A-Z][\w-]*)*")

@@ -1,4 +1,4 @@
-"""Stage 1: atomic facts per chunk, each tied to a verbatim span of the chunk.
+"""Stage 2: atomic facts per chunk, each tied to a verbatim span of the chunk.
 
 Two extractors (`RunContext.facts_mode`): "text" cuts sentences, list items and table cells out
 by code (statements.py, no LLM call; the default for the embedded model), "llm" asks the facts

@@ -1,5 +1,5 @@
-"""Stage 7: mix control -- how many candidates of each type to aim for, which chunks get facts,
-and how much one document may contribute.
+"""Stage 1 (once per run, before any round): mix control -- how many candidates of each type to
+aim for, which chunks get facts, and how much one document may contribute.
 
 - Type targets: `--mix` shares (default `DEFAULT_MIX`), restricted to `--types`, rounded with
   the largest-remainder rule so they sum to exactly `--n`. With the default mix, defensive

@@ -1,4 +1,4 @@
-"""Stage 2: single-hop questions, one fact per call.
+"""Stage 3: single-hop questions, one fact per call.
 
 Code picks the facts (plan.py) and, where a fact states a value, the answer too
 (`terms.answer_target`: "45 days", "$60", a table cell); the LLM only phrases the question (and

@@ -1,6 +1,7 @@
 """The generation pipeline: orders the stages and decides how much work each round asks for.
 
-    facts -> questions (single_hop) -> evolutions -> verification -> dedup -> difficulty
+    plan (once) -> rounds of: facts -> questions (single_hop) -> evolutions -> verification
+                              -> dedup -> difficulty
 
 Each round first finishes what an earlier run left (pending verification), then counts the
 verified, non-duplicate candidates per type in the pool and asks for exactly the shortfall
@@ -135,6 +136,21 @@ def _counts(pool: list[dict]) -> tuple[Counter, Counter, dict[str, float], Count
 
 
 async def _rounds(ctx: RunContext, chunks: list[dict], plan: dict[str, int]) -> None:
+    """Up to `max_rounds` rounds towards `plan` (verified, non-duplicate candidates per type).
+
+    Each round: settle the pool (verify what is pending, mark duplicates, rate difficulty);
+    stop when no type is short; give up on a type with GIVE_UP_AFTER judged items and none
+    passing; ask for the shortfall (round 1) or the shortfall over the observed pass rate
+    (later rounds, at most 2x); pick chunks for facts (more when facts come from code, or when
+    the last round ran out of material) and extract facts; then choose material for the
+    evolved kinds first (scarce, so they reserve their room under each document's cap), then
+    single-hop facts, then write questions, evolutions and unanswerable proposals. A later
+    round that makes no LLM call stops early (nothing more to find). The pool is settled once
+    more at the end, so every candidate written has a verdict.
+
+    Deterministic for a given KB, seed and prompt versions; every unit commits with its ledger
+    row, so an interrupted call resumes where it stopped and repeats no finished work.
+    """
     opts = ctx.options
     n_docs = len({c["document_id"] for c in chunks})
     cap = document_cap(opts.n, n_docs)

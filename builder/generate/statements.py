@@ -1,4 +1,4 @@
-"""Stage 1 without an LLM: a chunk's atomic statements, cut out of its text by code.
+"""Stage 2 without an LLM: a chunk's atomic statements, cut out of its text by code.
 
 "Code builds the structure, the LLM writes the words": sentences, list items and table cells
 are already atomic statements, and cutting them out by code gives exact spans, no invented

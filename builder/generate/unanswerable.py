@@ -1,4 +1,5 @@
-"""Unanswerable candidates: questions near the knowledge base's topics that it cannot answer.
+"""Stage 4, the unanswerable kind: questions near the knowledge base's topics that it cannot
+answer.
 
 Two sources, the first preferred because code controls what is missing:
 
@@ -37,15 +38,15 @@ import random
 import re
 from collections import Counter, defaultdict
 
+from builder.llm.prompts import load_sentences, sentence_for
 from builder.store import candidates as cstore
 from builder.store.search import absent_terms, phrase_in_kb, search_chunks
 
+from builder.generate.absence import chunk_answering
 from builder.generate.candidate import clean_question, language_name, make_candidate, stable_id
 from builder.generate.context import RunContext, run_units
-from builder.generate.evolve import load_sentences, sentence_for
 from builder.generate.models import InventedEntityQuestion, ProposedQuestions
 from builder.generate.terms import STOPWORDS, detect_language, key_terms, table_fact, tokens
-from builder.generate.verify import chunk_answering
 
 STAGE = "unanswerable"
 SIBLINGS, TOPICS = "evolve_unanswerable", "evolve_unanswerable_topics"
@@ -244,8 +245,7 @@ async def _from_topics(ctx: RunContext, chunks: list[dict], want: int,
     key = stable_id(STAGE, "topics", len(attempts) + 1, topics, ctx.prompts[TOPICS].version)
     language = majority_language(chunks)
     asked = [c["question"] for c in cstore.load_candidates(ctx.store) if c["type"] == "unanswerable"]
-    avoid = ("Already asked (write different ones):\n" + "\n".join(f"- {q}" for q in asked)
-             if asked else "")
+    avoid = [{"question": q} for q in asked]
     result = await ctx.call(TOPICS, {
         "topics": topics, "avoid": avoid, "count": min(MAX_PER_CALL, 2 * want + 1),
         "language": language_name(language),

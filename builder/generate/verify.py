@@ -1,24 +1,6 @@
-"""Stage 4: verification of every finished candidate. Code checks gate; LLM checks are recorded
-and gate only on a NEGATIVE finding about what code cannot see.
-
-Code checks (all gate):
-- `evidence_in_chunk`: every evidence quote occurs in its chunk (tolerant match, spans.py);
-- `numbers_grounded`: numbers and dates in the answer appear in the evidence or the question
-  (or follow from two evidence numbers by one arithmetic step, for computed answers);
-- `answer_supported`: at least half of the answer's content terms occur in evidence/question;
-- `no_context_phrases`: no "according to the text"-style phrases (English and Chinese);
-- `answer_not_in_question` (for a yes/no question, only a value of the answer stated in the
-  question counts: "Is pickup free?" / "Pickup is free at all stores." is fine); `length`; `language` (the question is written in the chunk's language);
-- `no_example_words`: the question uses no word of the writing prompt's worked example that the
-  KB never mentions (a small model copying the example);
-- single_hop asking for a value: `names_subject` (the question names the table row, or one of
-  the fact's entities: "What is the shipping cost in the US?" for Express's $18.95 has two
-  answers);
-- per type: multi_hop `hops_needed` (no cited chunk holds both the answer terms and most of the
-  question terms) and `bridge_not_named`; temporal `uses_newer_value`; comparative
-  `states_both_values`; ambiguous `names_both_readings` + `question_underspecified`;
-  unanswerable `kb_does_not_answer` (no FTS5 top-5 chunk of the WHOLE KB contains all the
-  question's content terms, a numbered name like "Trailhead 4" counting as one phrase).
+"""Stage 5: verification of every finished candidate. Code checks gate (checks.py, run first
+for every candidate); LLM checks are recorded and gate only on a NEGATIVE finding about what
+code cannot see.
 
 LLM checks (`role="verifier"`, only for candidates that passed the code checks; a candidate
 that fails them gets no call):
@@ -48,43 +30,22 @@ so the same pool gives the same batches and the same prompt text (a rerun hits t
 
 from __future__ import annotations
 
-import re
-
 from builder.store import candidates as cstore
 from builder.store.documents import chunks_by_id
-from builder.store.search import absent_terms, phrase_share, search_chunks
+from builder.store.search import search_chunks
 
 from builder.generate.candidate import stable_id
+from builder.generate.checks import check, code_checks
 from builder.generate.context import RunContext, run_units
 from builder.generate.models import GroundedBatchVerdict, MultiHopVerdict, UnanswerableVerdict
 from builder.generate.spans import locate_span
-from builder.generate.terms import (
-    STOPWORDS, answer_target, arithmetic_closure, dates, detect_language, holds_all_terms,
-    key_terms, numbers, table_fact, tokens, without_dates,
-)
+from builder.generate.terms import key_terms, numbers
 
 STAGE = "verify"
-TOP_K_UNANSWERABLE = 5      # chunks the code check reads
-TOP_K_LLM_UNANSWERABLE = 3  # of those, the passages the verifier reads (prompt tokens cost time)
+TOP_K_LLM_UNANSWERABLE = 3  # of absence.TOP_K, the passages the verifier reads (prompt tokens cost time)
 MAX_BATCH_CHUNKS = 3   # distinct cited chunks shown to one verify_grounded call
 MAX_BATCH_ITEMS = 4    # candidates judged by one verify_grounded call
 SINGLE_CALL_KINDS = ("multi_hop", "unanswerable")  # every other kind is judged in batches
-CONTEXT_PHRASES = re.compile(
-    r"\b(according to|based on|as (stated|mentioned|described) in|in|from) the (given |provided |above |"
-    r"following )?(text|context|passage|document|article|excerpt|snippet|fact|facts|statement)s?\b"
-    r"|\bthe (text|passage|context|document) (says|states|mentions)\b"
-    r"|\b(mentioned|stated) (above|earlier)\b"
-    r"|根据(上下文|文本|上文|段落|文章|材料|文档|以上|资料)|文中|上文|本文|该段|段落中|材料中", re.I)
-YES_NO = re.compile(r"^(is|are|was|were|do|does|did|can|could|will|would|should|has|have|had|"
-                    r"may|must)\b", re.I)
-MAX_QUESTION = 300
-MAX_ANSWER = {"reasoning": 600, "ambiguous": 600, "temporal": 500, "comparative": 500}
-
-
-def check(name: str, passed: bool | None, reason: str = "", *, source: str = "code",
-          model: str | None = None, gate: bool = True) -> dict:
-    return {"check": name, "passed": passed, "reason": reason, "source": source, "model": model,
-            "gate": gate}
 
 
 def _call_failed(name: str, status: str, model: str | None) -> dict:
@@ -93,176 +54,9 @@ def _call_failed(name: str, status: str, model: str | None) -> dict:
                  gate=False)
 
 
-def code_checks(store, cand: dict, facts: list[dict], chunks: dict[str, dict],
-                example_text: str = "") -> list[dict]:
-    """Deterministic checks for one candidate; `facts` are its facts in hop order;
-    `example_text` the system text of the prompt that wrote it (for `no_example_words`)."""
-    ctype, q, a = cand["type"], cand["question"], cand["answer"]
-    out: list[dict] = []
-    ev = cand.get("evidence") or []
-    missing = [e["quote"][:60] for e in ev
-               if e["chunk_id"] not in chunks or locate_span(chunks[e["chunk_id"]]["text"], e["quote"]) is None]
-    out.append(check("evidence_in_chunk", not missing,
-                     f"evidence not found in its chunk: {missing[0]!r}" if missing else ""))
-    bad = CONTEXT_PHRASES.search(q) or CONTEXT_PHRASES.search(a)
-    out.append(check("no_context_phrases", bad is None,
-                     f"refers to its source: {bad.group(0)!r}" if bad else ""))
-    q_ok = 4 <= len(q) <= MAX_QUESTION
-    a_ok = 1 <= len(a) <= MAX_ANSWER.get(ctype, 400)
-    out.append(check("length", q_ok and a_ok,
-                     "" if q_ok and a_ok else f"question {len(q)} chars, answer {len(a)} chars"))
-    lang = (cand.get("language") or "en").split("-")[0]
-    got = detect_language(q)
-    out.append(check("language", got == lang or lang not in ("en", "zh"),
-                     "" if got == lang else f"question is in {got}, chunk is {lang}"))
-    if ctype == "unanswerable":
-        hit = chunk_answering(store, q)
-        out.append(check("kb_does_not_answer", hit is None,
-                         f"chunk {hit['id']} contains every term of the question" if hit else ""))
-        return out
-
-    evidence_text = " ".join(e["quote"] for e in ev)
-    allowed = arithmetic_closure(numbers(evidence_text) | numbers(q))
-    stray = sorted(numbers(a) - allowed)
-    stray_dates = sorted(set(dates(a)) - set(dates(evidence_text)) - set(dates(q)))
-    out.append(check("numbers_grounded", not stray and not stray_dates,
-                     f"answer states {', '.join(stray + stray_dates)} which no evidence states"
-                     if stray or stray_dates else ""))
-    a_terms = key_terms(a)
-    support = key_terms(evidence_text) | key_terms(q)
-    share = len(a_terms & support) / len(a_terms) if a_terms else 1.0
-    out.append(check("answer_supported", share >= 0.5,
-                     "" if share >= 0.5 else f"only {share:.0%} of the answer's terms are in the evidence"))
-    if YES_NO.match(q):  # "Is pickup free?" / "Pickup is free.": only a stated value leaks
-        inside = bool(numbers(a)) and numbers(a) <= numbers(q)
-    else:
-        inside = bool(a_terms) and (a_terms <= key_terms(q) or
-                                    (len(a.strip()) >= 3 and a.strip().casefold() in q.casefold()))
-    out.append(check("answer_not_in_question", not inside,
-                     "the question contains its answer" if inside else ""))
-    if example_text:
-        copied = _example_words(store, q, example_text)
-        out.append(check("no_example_words", not copied,
-                         f"uses {copied[0]!r} from the prompt's example, which the knowledge "
-                         "base never mentions" if copied else ""))
-    subjects = _value_subjects(store, cand, facts) if ctype == "single_hop" else []
-    if subjects:
-        named = any((key_terms(re.sub(r"\(.*?\)", " ", s)) or key_terms(s)) & key_terms(q)
-                    for s in subjects)
-        out.append(check("names_subject", named, "" if named else
-                         f"the question does not name {subjects[0]!r}, whose value it asks for"))
-
-    if ctype == "multi_hop":
-        out.extend(_multi_hop_checks(cand, facts, chunks))
-    elif ctype == "temporal" and len(facts) >= 2:
-        newer, older = facts[0], facts[1]
-        new_vals = numbers(without_dates(newer["evidence"])) - numbers(without_dates(older["evidence"]))
-        old_vals = numbers(without_dates(older["evidence"])) - numbers(without_dates(newer["evidence"]))
-        said = numbers(a)
-        ok = bool(new_vals & said) or (not new_vals)
-        reason = ""
-        if not ok:
-            reason = ("answer uses the older value" if old_vals & said else
-                      "answer does not state the current value")
-        out.append(check("uses_newer_value", ok, reason))
-    elif ctype in ("comparative", "ambiguous") and len(facts) >= 2:
-        va = numbers(without_dates(facts[0]["evidence"]))
-        vb = numbers(without_dates(facts[1]["evidence"]))
-        said = numbers(a)
-        name = "states_both_values" if ctype == "comparative" else "names_both_readings"
-        ok = bool(said & va) and bool(said & vb)
-        if ctype == "comparative" and not ok:
-            ok = bool(said & (arithmetic_closure(va | vb) - va - vb))  # "3 days longer"
-        out.append(check(name, ok, "" if ok else "answer does not give the value of each side"))
-        if ctype == "ambiguous":
-            named = _names_a_reading(q, [(f.get("entities") or [""])[0] for f in facts[:2]])
-            out.append(check("question_underspecified", not named,
-                             f"the question names {named[0]!r}, so it has one reading" if named else ""))
-    return out
-
-
-def _value_subjects(store, cand: dict, facts: list[dict]) -> list[str]:
-    """Who a value question must name: the row of a table cell, or the entities of a prose fact
-    whose value is the answer ("Express costs $18.95 ..." asked as "What is the shipping cost in
-    the US?" has two answers) -- except names found in a fifth of all chunks or more (the
-    business itself: "Northwind"). Empty when the answer is not a value of the fact."""
-    if not facts:
-        return []
-    text = facts[0]["text"]
-    cell = table_fact(text)
-    if cell:
-        return [cell[0]]
-    target = answer_target(text)
-    if target and target.strip() == cand["answer"].strip():
-        return [e for e in facts[0].get("entities") or [] if phrase_share(store, e) < 0.2]
-    return []
-
-
-def _example_words(store, question: str, example_text: str) -> list[str]:
-    """Question words (5+ letters) that come from the prompt's worked example and occur nowhere
-    in the KB.
-    Small models copy the example when the facts confuse them (measured: "For how long can I
-    borrow a ... book?" from the library example, asked of a returns policy)."""
-    example_terms = key_terms(example_text)
-    words = [w for w in dict.fromkeys(tokens(question))  # 5+ letters: not "long", "cost"
-             if len(w) >= 5 and w not in STOPWORDS and key_terms(w) & example_terms]
-    return absent_terms(store, words) if words else []
-
-
-def chunk_answering(store, question: str) -> dict | None:
-    """The first FTS5 top-k chunk of the WHOLE knowledge base that holds every content term of
-    `question` (`terms.holds_all_terms`), or None: the code test that the KB does not answer
-    an unanswerable question (used when proposing and when verifying it)."""
-    for hit in search_chunks(store, question, k=TOP_K_UNANSWERABLE):
-        if holds_all_terms(question, hit["text"] + " " + (hit.get("title") or "")):
-            return hit
-    return None
-
-
-def _names_a_reading(question: str, names: list[str]) -> list[str]:
-    """The readings an ambiguous question names: those whose distinctive words (not shared with
-    the other reading, parenthetical details dropped) all occur in it. "Sleeping bag (20 °F)"
-    next to "Sleeping pad" is named by "How much does a sleeping bag cost?"."""
-    q_terms = key_terms(question)
-    bases = [key_terms(re.sub(r"\(.*?\)", " ", n)) for n in names]
-    named = []
-    for i, name in enumerate(names):
-        others = set().union(*(b for j, b in enumerate(bases) if j != i))
-        own = bases[i] - others
-        if (own and own <= q_terms) or (key_terms(name) and key_terms(name) <= q_terms):
-            named.append(name)
-    return named
-
-
-def _multi_hop_checks(cand: dict, facts: list[dict], chunks: dict[str, dict]) -> list[dict]:
-    out = []
-    cids = cand.get("chunk_ids") or []
-    if len(set(cids)) < 2:
-        return [check("hops_needed", False, "cites fewer than two chunks")]
-    q_terms, a_terms = key_terms(cand["question"]), key_terms(cand["answer"])
-    alone = None
-    for cid in cids:
-        c_terms = key_terms(chunks[cid]["text"] + " " + (chunks[cid].get("title") or "")) if cid in chunks else set()
-        covers_answer = a_terms <= c_terms
-        covers_question = len(q_terms & c_terms) / len(q_terms) if q_terms else 1.0
-        if covers_answer and covers_question >= 0.7:
-            alone = cid
-            break
-    out.append(check("hops_needed", alone is None,
-                     f"chunk {alone} alone answers it" if alone else ""))
-    if len(facts) >= 2:
-        shared = {n for n in facts[0].get("entities") or []} & {n for n in facts[1].get("entities") or []}
-        shared = {n for n in shared if key_terms(n)}
-        named = [n for n in shared if key_terms(n) <= q_terms]
-        if shared:
-            out.append(check("bridge_not_named", not named,
-                             f"the question names the bridge {named[0]!r}" if named else ""))
-    return out
-
-
-def _passages(chunk_list: list[dict]) -> str:
-    return "\n\n".join(f'<passage number="{i}">\n{c["text"]}\n</passage>'
-                       for i, c in enumerate(chunk_list, 1))
+def _passages(chunk_list: list[dict]) -> list[dict]:
+    """The chunks as the prompts' `passages` list (the prompt file numbers and frames them)."""
+    return [{"text": c["text"]} for c in chunk_list]
 
 
 async def llm_checks(ctx: RunContext, store, cand: dict, chunks: dict[str, dict]) -> list[dict]:
@@ -332,10 +126,9 @@ def grounded_batches(cands: list[dict], chunks: dict[str, dict]) -> list[list[di
     return batches
 
 
-def _items(batch: list[dict]) -> str:
-    return "\n\n".join(f'<item number="{i}">\nQuestion: {c["question"]}\n'
-                        f'Reference answer: {c["answer"]}\n</item>'
-                        for i, c in enumerate(batch, 1))
+def _items(batch: list[dict]) -> list[dict]:
+    """The candidates as `verify_grounded`'s `items` list (numbered and framed by the file)."""
+    return [{"question": c["question"], "answer": c["answer"]} for c in batch]
 
 
 async def grounded_batch_checks(ctx: RunContext, batch: list[dict],
@@ -386,23 +179,10 @@ def _from_answer(claim: str, answer: str) -> bool:
 
 
 def _example_lines(ctx: RunContext, prompt_names: tuple[str, ...]) -> str:
-    """The worked examples of the prompts that wrote a candidate: in each system section, the
-    lines from the first one starting with "Example" up to "Reply with" (the convention every
-    generation prompt follows)."""
-    out = []
-    for name in prompt_names:
-        if name not in ctx.prompts:
-            continue
-        for role, text in ctx.prompts[name].sections:
-            inside = False
-            for line in text.splitlines() if role == "system" else []:
-                if line.startswith("Reply with"):
-                    inside = False
-                elif line.startswith("Example"):
-                    inside = True
-                if inside:
-                    out.append(line)
-    return "\n".join(out)
+    """The worked examples of the prompts that wrote a candidate: the sections each prompt file
+    marks `--- system example` (`Prompt.examples`)."""
+    return "\n".join(text for name in prompt_names if name in ctx.prompts
+                     for text in ctx.prompts[name].examples)
 
 
 def verify_key(ctx: RunContext, cand: dict) -> str:

@@ -16,8 +16,8 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, OptionList, Select, Static
 from textual.widgets.option_list import Option
 
-from builder.store.review import (DIFFICULTIES, DUPLICATES, REJECT_REASONS, SORTS, STATUSES,
-                                  CandidateFilter)
+from builder.store.review_log import REJECT_REASONS
+from builder.store.review_queue import DIFFICULTIES, DUPLICATES, SORTS, STATUSES, CandidateFilter
 from review_tui.safe_text import safe_text, visible
 
 REASON_LABELS = {
