@@ -92,7 +92,7 @@ def fits_question(question: str, answer: str) -> tuple[bool, str]:
     if kind == "yes_no":
         return (pol is not None, "" if pol is not None else "a yes/no question answered without yes or no")
     # "No refund is given" can answer "What happens if ...?"; "Yes" and a bare "No" cannot.
-    if pol is True or pol is False and len(key_terms(_strip_polarity(answer))) < 2:
+    if pol is True or pol is False and len(key_terms(strip_polarity(answer))) < 2:
         return False, "a yes/no answer to a question that is not yes/no"
     words = _words(answer)
     has_number = bool(numbers(answer))
@@ -116,7 +116,7 @@ def fits_question(question: str, answer: str) -> tuple[bool, str]:
 
 def adds_information(question: str, answer: str) -> tuple[bool, str]:
     """Most of the answer must be new against the question: content terms or numbers."""
-    a_terms = key_terms(_strip_polarity(answer))
+    a_terms = key_terms(strip_polarity(answer))
     a_nums = numbers(answer)
     if not a_terms and not a_nums:
         return (polarity(answer) is not None, "" if polarity(answer) is not None else "empty answer")
@@ -130,7 +130,7 @@ def adds_information(question: str, answer: str) -> tuple[bool, str]:
     return True, ""
 
 
-def _strip_polarity(answer: str) -> str:
+def strip_polarity(answer: str) -> str:
     if polarity(answer) is None:
         return answer
     m = re.match(r"^\W*\w+\W*", answer)

@@ -11,7 +11,12 @@ from __future__ import annotations
 import hashlib
 import json
 
-LANGUAGE_NAMES = {"en": "English", "zh": "Chinese (simplified, 简体中文)"}
+LANGUAGE_NAMES = {
+    "en": "English", "zh": "Chinese (simplified, 简体中文)", "ja": "Japanese (日本語)",
+    "ko": "Korean (한국어)", "es": "Spanish (español)", "fr": "French (français)",
+    "de": "German (Deutsch)", "pt": "Portuguese (português)", "it": "Italian (italiano)",
+    "nl": "Dutch (Nederlands)",
+}
 
 
 def stable_id(*parts: object, size: int = 12) -> str:

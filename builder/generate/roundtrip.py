@@ -29,10 +29,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from pydantic import BaseModel, Field
-
+from builder.generate.models import RoundTripReply
 from builder.generate.spans import locate_span
-from builder.generate.terms import key_terms, numbers, tokens
+from builder.generate.terms import key_terms, numbers
 
 PROMPT = "roundtrip"
 
@@ -46,13 +45,6 @@ _CJK_LEAD = re.compile(r"^\W*(是的|不是|不能|不可以|可以|是|否|不|
 MIN_RECALL = 0.75   # share of the reference's content terms the round-trip answer holds
 MIN_F1 = 0.5        # or token F1 over content terms (the round-trip answer may be shorter)
 GROUNDED_TERMS = 0.8
-
-
-class RoundTripReply(BaseModel):
-    """What the answering call returns: the passage it answers from (0: none) and the answer."""
-
-    passage: int = Field(0, description="number of the passage that answers; 0 when none does")
-    answer: str = Field("", description="the shortest phrase from that passage that answers")
 
 
 @dataclass
@@ -155,18 +147,13 @@ def grounded_in(answer: str, passages: list[dict], preferred: int = 0) -> int | 
     return None
 
 
-def passage_block(chunks: list[dict]) -> str:
-    return "\n\n".join(f'<passage number="{i}">\n{c["text"]}\n</passage>'
-                       for i, c in enumerate(chunks, 1))
-
-
 async def ask(ctx, question: str, chunks: list[dict]) -> Answer:
     """One answering call over `chunks` (in that order), judged by code. No chunks: not found,
     no call."""
     if not chunks:
         return Answer(status="ok")
-    res = await ctx.call(PROMPT, {"passages": passage_block(chunks), "question": question},
-                         RoundTripReply, role="verifier")
+    res = await ctx.call(PROMPT, {"passages": [{"text": c["text"]} for c in chunks],
+                                  "question": question}, RoundTripReply, role="verifier")
     model = res.model or ctx.model("verifier", PROMPT)
     if not res.ok:
         return Answer(status=res.status, model=model)
@@ -179,6 +166,3 @@ async def ask(ctx, question: str, chunks: list[dict]) -> Answer:
         return Answer(status="ok", model=model, ungrounded=text)
     return Answer(status="ok", found=True, text=text, chunk_id=chunks[at]["id"], model=model)
 
-
-def words(text: str) -> int:
-    return len(tokens(text))
