@@ -11,7 +11,8 @@ The checks (`ANY` type unless named):
 - `evidence_in_chunk`: every evidence quote occurs in its chunk (tolerant match, spans.py);
 - `no_context_phrases`: no "according to the text"-style phrases (English and Chinese);
 - `length`: question and answer within their limits (longer answers for the reasoning kinds);
-- `language`: the question is written in the chunk's language;
+- `language`: the question is written in the chunk's language (`builder.text.language`, the
+  rule ingest labelled the chunk with; every language alike);
 - unanswerable: `kb_does_not_answer` (`absence.chunk_answering`: no FTS5 top-5 chunk of the
   WHOLE KB contains all the question's content terms, a numbered name like "Trailhead 4"
   counting as one phrase). An unanswerable item has no evidence, so the checks below skip it;
@@ -39,14 +40,15 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from builder.store.search import absent_terms, phrase_share
+from builder.text.language import detect_language
+from builder.vocabulary import TYPES
 
 from builder.generate import answer_form
 from builder.generate.absence import chunk_answering, off_domain
-from builder.generate.models import TYPES
 from builder.generate.spans import locate_span
 from builder.generate.terms import (
-    STOPWORDS, answer_target, arithmetic_closure, dates, detect_language, key_terms, numbers,
-    table_fact, tokens, without_dates,
+    STOPWORDS, answer_target, arithmetic_closure, dates, key_terms, numbers, table_fact, tokens,
+    without_dates,
 )
 
 CONTEXT_PHRASES = re.compile(
@@ -125,7 +127,7 @@ def length(s: Subject) -> Result:
 def language(s: Subject) -> Result:
     want = (s.cand.get("language") or "en").split("-")[0]
     got = detect_language(s.q)
-    return got == want or want not in ("en", "zh"), "" if got == want else f"question is in {got}, chunk is {want}"
+    return got == want, "" if got == want else f"question is in {got}, chunk is {want}"
 
 
 def in_domain(s: Subject) -> Result:

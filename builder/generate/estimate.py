@@ -13,9 +13,9 @@ from __future__ import annotations
 
 
 from builder.store import candidates as cstore
+from builder.text.language import language_name
 
 from builder.generate import facts as facts_stage
-from builder.generate.candidate import language_name
 from builder.generate.context import RunContext
 from builder.generate.models import (
     EvolvedQuestion, FactsOutput, ProposedQuestions, RoundTripReply,

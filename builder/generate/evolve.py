@@ -14,8 +14,9 @@ import re
 
 from builder.llm.prompts import load_sentences, sentence_for
 from builder.store import candidates as cstore
+from builder.text.language import HAN_CHAR, language_name
 
-from builder.generate.candidate import clean_question, language_name, make_candidate, stable_id
+from builder.generate.candidate import clean_question, make_candidate, stable_id
 from builder.generate.context import RunContext, run_units
 from builder.generate.material import Material
 from builder.generate.models import EvolvedQuestion
@@ -27,7 +28,7 @@ def ambiguous_answer(lead: str, facts: list[dict]) -> str:
     """The reference answer of an ambiguous question, written by code: the lead-in from
     `ambiguous.md`, then each reading's fact. Measured: the embedded 0.5B, asked to name both
     readings, gave one value in 5 of 5 tries."""
-    return lead + " " + " ".join(f["text"].rstrip(".。") + ("。" if _is_cjk(f["text"]) else ".")
+    return lead + " " + " ".join(f["text"].rstrip(".。") + ("。" if HAN_CHAR.search(f["text"]) else ".")
                                  for f in facts)
 
 
@@ -48,10 +49,6 @@ def unnamed(question: str, names: list[str], term: str = "") -> str:
                      "", question, flags=re.I)
     out = re.sub(r"\s+([?,.])", r"\1", " ".join(out.split()))
     return out if len(out.split()) >= 3 and out.endswith(("?", "？")) else question
-
-
-def _is_cjk(text: str) -> bool:
-    return bool(re.search(r"[\u4e00-\u9fff]", text))
 
 
 def evolve_key(ctx: RunContext, material: Material) -> str:

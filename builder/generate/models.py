@@ -11,10 +11,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, field_validator
 
-TYPES = ("single_hop", "reasoning", "multi_hop", "comparative", "temporal", "unanswerable",
-         "ambiguous")
-DEFENSIVE = ("unanswerable", "ambiguous", "temporal")
-DIFFICULTIES = ("easy", "medium", "hard")
+from builder.vocabulary import TYPES
+
 
 # Default mix: 25% defensive (the floor is 15%). Only single-hop items can measure easy
 # (difficulty.py), so with the default 40/30/30 difficulty target the runner plans more

@@ -17,8 +17,9 @@ Idempotent per (fact, prompt version) through `stage_done('questions', key)`.
 from __future__ import annotations
 
 from builder.store import candidates as cstore
+from builder.text.language import language_name
 
-from builder.generate.candidate import clean_question, language_name, make_candidate, stable_id
+from builder.generate.candidate import clean_question, make_candidate, stable_id
 from builder.generate.context import RunContext, run_units
 from builder.generate.models import EvolvedQuestion
 from builder.generate.worth import assess

@@ -13,11 +13,10 @@ from rich.table import Table
 from rich.text import Text
 
 from builder.store import candidates as cstore
+from builder.vocabulary import DIFFICULTIES, TYPES
 
 from builder.generate.context import RunContext
-from builder.generate.models import (
-    DIFFICULTIES, TYPES, DocumentCoverage, GenerateSummary, TypeCounts,
-)
+from builder.generate.models import DocumentCoverage, GenerateSummary, TypeCounts
 
 
 def _llm_summary(ctx: RunContext) -> dict:

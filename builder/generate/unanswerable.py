@@ -41,12 +41,13 @@ from collections import Counter, defaultdict
 from builder.llm.prompts import load_sentences, sentence_for
 from builder.store import candidates as cstore
 from builder.store.search import absent_terms, phrase_in_kb, search_chunks
+from builder.text.language import detect_language, language_name
 
 from builder.generate.absence import chunk_answering, content_words, off_domain
-from builder.generate.candidate import clean_question, language_name, make_candidate, stable_id
+from builder.generate.candidate import clean_question, make_candidate, stable_id
 from builder.generate.context import RunContext, run_units
 from builder.generate.models import InventedEntityQuestion, ProposedQuestions
-from builder.generate.terms import STOPWORDS, detect_language, key_terms, table_fact, tokens
+from builder.generate.terms import STOPWORDS, key_terms, table_fact, tokens
 
 STAGE = "unanswerable"
 SIBLINGS, TOPICS = "evolve_unanswerable", "evolve_unanswerable_topics"

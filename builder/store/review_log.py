@@ -18,11 +18,9 @@ from dataclasses import dataclass, field
 
 from builder.errors import ReviewError
 from builder.store.db import Store
-from builder.store.review_queue import (DIFFICULTIES, TYPES, CandidateFilter, candidate_tags,
-                                        where_clause)
+from builder.store.review_queue import CandidateFilter, candidate_tags, where_clause
 from builder.store.timeutil import utcnow
-
-REJECT_REASONS = ("wrong_answer", "not_grounded", "ambiguous", "duplicate", "trivial", "other")
+from builder.vocabulary import DIFFICULTIES, REJECT_REASONS, TYPES
 
 # The projected review state of one candidate; `tags` is read from candidate_tags.
 STATE_FIELDS = ("status", "edit_question", "edit_answer", "edit_type", "edit_difficulty",

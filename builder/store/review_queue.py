@@ -18,12 +18,8 @@ from typing import Any
 
 from builder.errors import ReviewError
 from builder.store.db import Store
+from builder.vocabulary import STATUSES
 
-STATUSES = ("pending", "accepted", "rejected", "skipped")
-TYPES = ("single_hop", "reasoning", "multi_hop", "comparative", "temporal", "unanswerable",
-         "ambiguous")
-DIFFICULTIES = ("easy", "medium", "hard")
-VERDICTS = ("passed", "failed", "pending")
 DUPLICATES = ("exclude", "include", "only")
 
 # Sort orders: name -> (key expressions, direction). The expressions match the indexes made by

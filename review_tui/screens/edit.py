@@ -17,7 +17,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Label, Select, Static, TextArea
 
-from builder.store.review_queue import DIFFICULTIES, TYPES
+from builder.vocabulary import DIFFICULTIES, TYPES
 from review_tui.safe_text import safe_text, visible
 from review_tui.widgets.footer import KeyFooter
 

@@ -13,6 +13,7 @@ import json
 from datetime import datetime, timedelta, timezone
 
 from builder.store import Store
+from builder.vocabulary import DIFFICULTIES, TYPES
 
 NOW = "2025-01-01T00:00:00.000000+00:00"
 _T0 = datetime(2025, 1, 1, tzinfo=timezone.utc)
@@ -61,8 +62,8 @@ def insert_rows(store: Store, table: str, rows: list[dict], batch: int = 5000) -
 
 # ---------------------------------------------------------------- review tests: numbered rows
 
-REVIEW_TYPES = ("single_hop", "reasoning", "multi_hop", "comparative", "temporal")
-REVIEW_DIFFS = ("easy", "medium", "hard")
+REVIEW_TYPES = TYPES[:5]  # single_hop .. temporal: every kind with chunks and evidence
+REVIEW_DIFFS = DIFFICULTIES
 
 
 def add_documents(store: Store, n_docs: int = 3, chunks_per_doc: int = 3) -> list[str]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 from builder.store import Store
+from builder.text.language import HAN_CHAR
 from tests.support.rows import chunk_row, document_row, insert_rows
 
 KB = {
@@ -93,7 +94,7 @@ def _fact_lines(text: str) -> list[str]:
     return [re.sub(r"^\d+\.\s*", "", line) for line in text.splitlines() if line.strip()]
 
 def _is_zh(text: str) -> bool:
-    return bool(re.search(r"[\u4e00-\u9fff]", text))
+    return bool(HAN_CHAR.search(text))
 
 def ideal(name: str, v, role: str):
     """A model that does each job right: grounded facts, sensible phrasings, honest verdicts."""
