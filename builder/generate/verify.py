@@ -14,9 +14,10 @@ LLM checks per type (each one `roundtrip` call, role "verifier"; all gate):
   or the difference, but no value the reference does not state; temporal: it must give the
   newer value);
 - single_hop also `unique_answer` -- answered from the top-3 chunks of the WHOLE knowledge base
-  other than the cited ones, no grounded answer may disagree with the reference (a question
-  that does not pin down its subject -- which level of a rubric, which plan -- has another
-  answer elsewhere). Asked only after `round_trip` passed;
+  other than the cited ones (and other than superseded document versions), no grounded answer
+  may disagree with the reference (a question that does not pin down its subject -- which
+  level of a rubric, which plan -- has another answer elsewhere). Asked only after
+  `round_trip` passed;
 - multi_hop: `round_trip` over both chunks, then `second_hop_needed` -- answered from each cited
   chunk alone, the answer must NOT agree (one chunk would do: a single-hop item in disguise);
 - unanswerable: `kb_does_not_answer_llm` -- answered from the top-4 chunks of the whole
@@ -119,7 +120,9 @@ async def llm_checks(ctx: RunContext, cand: dict, facts: list[dict],
     if not ok:
         return out
     if ctype == "single_hop":
-        others = search_chunks(ctx.store, q, k=TOP_K_UNIQUE, exclude_ids=[c["id"] for c in cited])
+        # a superseded version answering with its old value is not a competing answer
+        skip = [c["id"] for c in cited] + sorted(ctx.superseded)
+        others = search_chunks(ctx.store, q, k=TOP_K_UNIQUE, exclude_ids=skip)
         alt = await _ask(ctx, q, others)
         differs = alt.found and not agrees(cand, facts, alt.text)[0]
         out.append(check("unique_answer", not differs,
