@@ -1,9 +1,10 @@
 """Read knowledge-base files into documents: one loader per format, all checks up front.
 
 Formats by extension: `.md`/`.markdown` (markdown), `.txt` (text), `.html`/`.htm` (html,
-visible text only, see `html_text`), `.jsonl` (pre-chunked records). Every check that can fail
-on user input happens here, before anything is written, and raises `InputError` naming the file
-(and line, for JSONL):
+visible text only, see `html_text`), `.jsonl` (pre-chunked records), and the parsed formats
+`.pdf`, `.docx` (read as bytes here), `.rst`/`.rest` and `.mdx` (see `extract`). Every check
+that can fail on user input happens here or in `extract`, before anything is written, and
+raises `InputError` naming the file (and line, for JSONL):
 
 - unreadable file, binary file (a NUL byte: this also catches UTF-16), empty file (nothing but
   whitespace, or an HTML page without visible text);
@@ -32,8 +33,10 @@ from builder.ingest.blocks import Block
 
 FORMATS = {
     ".md": "markdown", ".markdown": "markdown", ".txt": "text", ".html": "html",
-    ".htm": "html", ".jsonl": "jsonl",
+    ".htm": "html", ".jsonl": "jsonl", ".pdf": "pdf", ".docx": "docx", ".rst": "rst",
+    ".rest": "rst", ".mdx": "mdx",
 }
+BINARY_FORMATS = {"pdf", "docx"}  # hashed as bytes, parsed by `extract`
 
 
 class JsonlRecord(BaseModel):
@@ -89,15 +92,21 @@ class LoadedDocument:
     text: str = ""
     records: list[Record] = field(default_factory=list)
     title: str | None = None
-    blocks: list[Block] | None = None  # set when the format was parsed already (HTML)
+    blocks: list[Block] | None = None  # set once a parsed format was parsed (`extract`)
+    raw: bytes | None = None  # the file's bytes, for binary formats until parsed
+    pages: list[int] | None = None  # PDF: offset in `text` where each page starts
+
+
+def read_bytes(path: Path, display: str) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read file ({exc.strerror or exc})", path=display) from exc
 
 
 def read_text(path: Path, display: str, warn: Callable[[str], None]) -> str:
     """The file's text (see the module docstring for the decoding policy)."""
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise InputError(f"cannot read file ({exc.strerror or exc})", path=display) from exc
+    data = read_bytes(path, display)
     nul = data.find(b"\x00")
     if nul != -1:
         raise InputError(f"binary file (NUL byte at offset {nul}); save it as UTF-8 text",
@@ -122,10 +131,16 @@ def text_hash(text: str) -> str:
 
 def load_file(path: Path, doc_id: str, display: str, fmt: str,
               warn: Callable[[str], None]) -> list[LoadedDocument]:
-    """The document(s) in one file: one for markdown/text/html, one per source for JSONL.
+    """The document(s) in one file: one per file, or one per source for JSONL.
 
-    HTML is decoded and hashed here but its visible text is extracted only when the document
-    has to be (re)chunked, so unchanged pages cost a read and a hash."""
+    Parsed formats (HTML, PDF, DOCX, RST, MDX) are read and hashed here but parsed only when
+    the document has to be (re)chunked, so unchanged files cost a read and a hash."""
+    if fmt in BINARY_FORMATS:
+        data = read_bytes(path, display)
+        if not data.strip():
+            raise InputError("file is empty", path=display)
+        return [LoadedDocument(doc_id, path, display, fmt, hashlib.sha256(data).hexdigest(),
+                               raw=data)]
     text = read_text(path, display, warn)
     if fmt == "jsonl":
         return _jsonl_documents(text, path, doc_id, display)

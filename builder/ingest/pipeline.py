@@ -37,7 +37,8 @@ from builder.errors import InputError
 from builder.ingest.blocks import markdown_blocks, text_blocks
 from builder.ingest.chunker import chunk_blocks
 from builder.ingest.discover import discover
-from builder.ingest.html_text import html_to_text
+from builder.ingest.document_text import pages_of
+from builder.ingest.extract import extract
 from builder.ingest.language import detect_language
 from builder.ingest.loaders import LoadedDocument, load_file
 from builder.ingest.tokens import encoding
@@ -139,8 +140,9 @@ def ingest_paths(
                     and (old["metadata"] or {}).get("chunking") == expected):
                 report.documents_unchanged += 1
                 continue
-            if doc.format == "html":
-                _extract_html(doc)
+            if not extract(doc, on_warning):
+                report.skipped["no text"] = report.skipped.get("no text", 0) + 1
+                continue
             todo.append(doc)
         if src.format == "jsonl":
             jsonl_files.add(src.path)
@@ -247,13 +249,6 @@ def _is_under(path: str, root: Path) -> bool:
     return path.startswith(str(root).rstrip("/") + "/")
 
 
-def _extract_html(doc: LoadedDocument) -> None:
-    text, blocks, title = html_to_text(doc.text)
-    if not text.strip():
-        raise InputError("no visible text in this HTML page", path=doc.display)
-    doc.text, doc.title, doc.blocks = text, title or None, blocks
-
-
 def _check_custom_ids(store: Store, todo: list[LoadedDocument], rewritten: set[str]) -> None:
     """A JSONL id may not name a chunk of another document, in this run or already stored
     (unless that document is being rewritten or removed in this run)."""
@@ -308,13 +303,15 @@ def _build(doc: LoadedDocument, chunk_tokens: int, overlap: int,
             "id": chunk_id, "seq": seq, "text": piece.text, "title": title,
             "heading_path": piece.heading_path, "char_start": piece.char_start,
             "char_end": piece.char_end, "n_tokens": piece.n_tokens,
-            "language": detect_language(piece.text), "metadata": None,
+            "language": detect_language(piece.text),
+            "metadata": {"pages": pages_of(doc.pages, piece.char_start, piece.char_end)}
+            if doc.pages else None,
         })
     row = {
         "id": doc.id, "path": str(doc.path), "title": title, "format": doc.format,
         "content_hash": doc.content_hash, "n_chars": len(doc.text),
         "n_tokens": chunking.n_tokens, "language": detect_language(doc.text),
-        "metadata": {"chunking": signature},
+        "metadata": {"chunking": signature} | ({"pages": len(doc.pages)} if doc.pages else {}),
     }
     return row, chunks
 
