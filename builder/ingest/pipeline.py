@@ -47,7 +47,7 @@ from builder.store.documents import (
     chunk_owners, delete_document, document_index, save_document,
 )
 
-CHUNKER_VERSION = 1
+CHUNKER_VERSION = 2  # 2: code and tables never split; a long unbroken line chunked in linear time
 # Chunk in worker processes (while this one writes) once the documents to (re)chunk hold at
 # least this many characters; smaller ingests stay in one process (starting workers costs more).
 PARALLEL_MIN_CHARS = 4_000_000
