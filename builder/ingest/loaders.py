@@ -13,7 +13,9 @@ raises `InputError` naming the file (and line, for JSONL):
   losing a whole document to one stray Latin-1 byte is worse than one odd character. A UTF-8
   byte-order mark is dropped; line endings are kept as they are, so offsets index the file's
   own text;
-- JSONL: a line that is not a JSON object, an `id` that is not a non-empty string or integer,
+- JSONL: a line that is not a JSON object, a string holding a lone surrogate (a `\\ud800`
+  escape without its pair: not Unicode, so it could not be stored or printed), an `id` that is
+  not a non-empty string or integer,
   a `text` that is not a non-empty string, a `metadata` that is not an object, or an `id`
   repeated within the file.
 """
@@ -95,6 +97,7 @@ class LoadedDocument:
     blocks: list[Block] | None = None  # set once a parsed format was parsed (`extract`)
     raw: bytes | None = None  # the file's bytes, for binary formats until parsed
     pages: list[int] | None = None  # PDF: offset in `text` where each page starts
+    whole_file: bool = True  # False for a JSONL group named by its records' `source`
 
 
 def read_bytes(path: Path, display: str) -> bytes:
@@ -150,6 +153,7 @@ def load_file(path: Path, doc_id: str, display: str, fmt: str,
 def _jsonl_documents(text: str, path: Path, doc_id: str, display: str) -> list[LoadedDocument]:
     groups: dict[str, list[Record]] = {}
     first_line: dict[str, int] = {}
+    unsourced = False  # some records have no `source`: they form the file's own document
     for number, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
@@ -163,6 +167,12 @@ def _jsonl_documents(text: str, path: Path, doc_id: str, display: str) -> list[L
         if not isinstance(raw, dict):
             raise InputError("expected a JSON object with \"id\" and \"text\"", path=display,
                              line=number)
+        if "\\u" in line:
+            where = _lone_surrogate(raw)
+            if where is not None:
+                raise InputError(f"field \"{where}\": lone surrogate (a \\ud800-\\udfff "
+                                 f"escape without its pair is not Unicode text)", path=display,
+                                 line=number)
         try:
             rec = JsonlRecord.model_validate(raw)
         except ValidationError as exc:
@@ -179,6 +189,8 @@ def _jsonl_documents(text: str, path: Path, doc_id: str, display: str) -> list[L
         metadata.update(rec.model_extra or {})
         groups.setdefault(rec.source or doc_id, []).append(
             Record(rec.id, rec.text, rec.title, metadata, number))
+        if rec.source is None:
+            unsourced = True
     if not groups:
         raise InputError("file is empty (no records)", path=display)
     docs = []
@@ -188,5 +200,28 @@ def _jsonl_documents(text: str, path: Path, doc_id: str, display: str) -> list[L
             sort_keys=True)
         title = next((r.title for r in records if r.title), None) or source
         docs.append(LoadedDocument(source, path, display, "jsonl", text_hash(canonical),
-                                   records=records, title=title))
+                                   records=records, title=title,
+                                   whole_file=unsourced and source == doc_id))
     return docs
+
+
+def _lone_surrogate(value: Any, where: str = "") -> str | None:
+    """Dotted path of the first key or string in `value` holding a lone surrogate, or None."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return where or "record"
+        return None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found = _lone_surrogate(key, where or "record") or _lone_surrogate(
+                item, f"{where}.{key}" if where else str(key))
+            if found:
+                return found
+    elif isinstance(value, list):
+        for k, item in enumerate(value):
+            found = _lone_surrogate(item, f"{where}.{k}")
+            if found:
+                return found
+    return None

@@ -15,6 +15,11 @@ Idempotent and incremental:
   (documents ingested from elsewhere are never touched). Files skipped by --include/--exclude
   but still on disk are kept. A JSONL file that no longer has a `source` removes that document.
 
+Document ids: a file's document id is its path relative to the folder given on the command
+line, the first time it is ingested; after that the file keeps the id it has in the database,
+however it is named (ingesting `kb/` then `kb/sub/` does not duplicate `kb/sub/page.html` as
+`page.html`). The same holds for the records without a `source` of a JSONL file.
+
 Chunk ids: a file's chunks get `<document id>#<first 12 hex of sha256(chunk text)>` (with `-2`,
 `-3`... for repeated identical text in one document), stable across runs; JSONL records keep
 their own `id` verbatim. A chunk id used by two documents is an input error.
@@ -36,18 +41,18 @@ from pathlib import Path
 from builder.errors import InputError
 from builder.ingest.blocks import markdown_blocks, text_blocks
 from builder.ingest.chunker import chunk_blocks
-from builder.ingest.discover import discover
+from builder.ingest.discover import Discovery, discover
 from builder.ingest.document_text import pages_of
 from builder.ingest.extract import extract
 from builder.ingest.language import detect_language
-from builder.ingest.loaders import LoadedDocument, load_file
+from builder.ingest.loaders import FORMATS, LoadedDocument, load_file
 from builder.ingest.tokens import encoding
 from builder.store import Store
 from builder.store.documents import (
     chunk_owners, delete_document, document_index, save_document,
 )
 
-CHUNKER_VERSION = 2  # 2: code and tables never split; a long unbroken line chunked in linear time
+CHUNKER_VERSION = 2  # 2: code fences and tables are never split
 # Chunk in worker processes (while this one writes) once the documents to (re)chunk hold at
 # least this many characters; smaller ingests stay in one process (starting workers costs more).
 PARALLEL_MIN_CHARS = 4_000_000
@@ -65,6 +70,7 @@ class IngestReport:
     documents_replaced: int = 0
     documents_removed: int = 0
     chunks_added: int = 0
+    chunks_updated: int = 0
     chunks_kept: int = 0
     chunks_removed: int = 0
     skipped: dict[str, int] = field(default_factory=dict)
@@ -78,7 +84,8 @@ class IngestReport:
                if self.skipped else ""),
             f"documents: {self.documents_added} added, {self.documents_unchanged} unchanged, "
             f"{self.documents_replaced} replaced, {self.documents_removed} removed",
-            f"chunks: {self.chunks_added} added, {self.chunks_kept} kept, "
+            f"chunks: {self.chunks_added} added, {self.chunks_updated} updated, "
+            f"{self.chunks_kept} kept, "
             f"{self.chunks_removed} removed",
         ]
         return out
@@ -118,6 +125,8 @@ def ingest_paths(
     report.files = len(found.files)
     signature = chunking_signature(chunk_tokens, overlap)
     known = document_index(store)
+    file_ids = _file_ids(known)
+    _check_folders_hold_files(found, known)
 
     # 1. Read and check everything; decide what changes. Nothing is written yet.
     seen: dict[str, LoadedDocument] = {}
@@ -125,6 +134,8 @@ def ingest_paths(
     jsonl_files: set[Path] = set()
     for src in found.files:
         for doc in load_file(src.path, src.doc_id, src.display, src.format, on_warning):
+            if doc.whole_file:
+                doc.id = file_ids.get(str(doc.path), doc.id)
             other = seen.get(doc.id)
             if other is not None:
                 raise InputError(f"document id {doc.id!r} also comes from {other.display}; "
@@ -169,6 +180,7 @@ def ingest_paths(
         for doc, (row, chunks) in zip(todo, built):
             changes = save_document(store, row, chunks, claim_ids=doc.format == "jsonl")
             report.chunks_added += changes.added
+            report.chunks_updated += changes.updated
             report.chunks_kept += changes.kept
             report.chunks_removed += changes.removed
             if doc.id in known:
@@ -243,6 +255,31 @@ def _worker_count() -> int:
     except AttributeError:
         cores = os.cpu_count() or 1
     return 0 if cores < 2 else max(2, min(4, cores - 1))
+
+
+def _check_folders_hold_files(found: Discovery, known: dict[str, dict]) -> None:
+    """A folder given on the command line with nothing to ingest in it is an input error (a
+    wrong path, or files of a type golden does not read), unless documents were ingested from
+    it before: then its files were deleted, and their documents are removed."""
+    for root in found.roots:
+        if any(_is_under(str(f.path), root) for f in found.files):
+            continue
+        if any(_is_under(row["path"], root) for row in known.values()):
+            continue
+        why = ", ".join(f"{n} {reason}" for reason, n in sorted(found.skipped.items()))
+        raise InputError(f"no files to ingest in this folder{f' (skipped {why})' if why else ''};"
+                         f" golden reads {', '.join(sorted(FORMATS))}", path=str(root))
+
+
+def _file_ids(known: dict[str, dict]) -> dict[str, str]:
+    """Absolute path -> id of the stored document that is that whole file (any file but a
+    JSONL one, and a JSONL file's records without a `source`)."""
+    ids = {}
+    for doc_id, row in known.items():
+        meta = row["metadata"] or {}
+        if meta.get("chunking") != "jsonl" or meta.get("unsourced"):
+            ids[row["path"]] = doc_id
+    return ids
 
 
 def _is_under(path: str, root: Path) -> bool:
@@ -333,6 +370,7 @@ def _build_jsonl(doc: LoadedDocument) -> tuple[dict, list[dict]]:
         "id": doc.id, "path": str(doc.path), "title": doc.title, "format": "jsonl",
         "content_hash": doc.content_hash, "n_chars": total_chars, "n_tokens": total_tokens,
         "language": detect_language(" ".join(r.text for r in doc.records[:50])),
-        "metadata": {"chunking": "jsonl", "source_file": doc.display},
+        "metadata": {"chunking": "jsonl", "source_file": doc.display}
+        | ({"unsourced": True} if doc.whole_file else {}),
     }
     return row, chunks
