@@ -136,8 +136,11 @@ class DocumentText:
             return
         width = max(len(row) for row in rows)
         rows = [row + [""] * (width - len(row)) for row in rows]
-        lines = ["| " + " | ".join(rows[0]) + " |", "|" + "|".join(["---"] * width) + "|"]
-        lines += ["| " + " | ".join(row) + " |" for row in rows[1:]]
+        def line(cells: list[str]) -> str:
+            return "|" + "|".join(f" {c} " if c else " " for c in cells) + "|"
+
+        lines = [line(rows[0]), "|" + "|".join(["---"] * width) + "|"]
+        lines += [line(row) for row in rows[1:]]
         self._add("table", "\n".join(lines))
 
     def code(self, text: str, language: str = "") -> None:

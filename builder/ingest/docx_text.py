@@ -1,8 +1,9 @@
 """The body of a Word document (.docx) as headings, paragraphs, lists and tables (python-docx).
 
 What is kept, in body order (see `document_text` for the shape of the result):
-- headings: paragraphs styled "Title" (level 1) or "Heading N" (level N), also through a custom
-  style based on one of those, or any paragraph with an outline level (`w:outlineLvl`);
+- headings: paragraphs styled "Heading N" (level N), also through a custom style based on
+  one, or any paragraph with an outline level (`w:outlineLvl`); a "Title" paragraph is level 1
+  and pushes the others one level down, so sections sit under the document's title;
 - lists: numbered or bulleted paragraphs (`w:numPr` on the paragraph or its style), one item
   per line, indented by list level, numbered as Word shows them ("1.", "2.", "a.") or `- `;
 - tables: one Markdown table per Word table, first row as the header, merged cells once,
@@ -25,6 +26,7 @@ from builder.ingest.document_text import (
 )
 
 _HEADING_STYLE = re.compile(r"^heading\s*([1-9])$", re.IGNORECASE)
+_TITLE = -1  # `_heading_level` of a "Title" paragraph
 _W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 
 
@@ -44,6 +46,7 @@ def docx_to_text(data: bytes, display: str) -> Extracted:
         raise InputError(f"not a readable .docx file ({type(exc).__name__}: {exc})",
                          path=display) from None
     numbering = _Numbering(document)
+    below_title = int(any(_heading_level(p) == _TITLE for p in document.paragraphs))
     out = DocumentText()
     items: list[tuple[int, str, str]] = []
     list_id = None  # the Word list the open items belong to
@@ -66,7 +69,7 @@ def docx_to_text(data: bytes, display: str) -> Extracted:
             continue
         _flush(out, items)
         if level:
-            out.heading(text, level)
+            out.heading(text, 1 if level == _TITLE else level + below_title)
         else:
             out.paragraph(text.replace("\n", " "))  # a soft line break inside a paragraph
     _flush(out, items)
@@ -116,7 +119,7 @@ def _heading_level(paragraph) -> int:
     for style in _style_chain(paragraph):
         name = (style.name or "").strip()
         if name.lower() == "title":
-            return 1
+            return _TITLE
         m = _HEADING_STYLE.match(name)
         if m:
             return int(m.group(1))

@@ -193,14 +193,19 @@ def ingest_paths(
 def _built(todo: list[LoadedDocument], chunk_tokens: int, overlap: int, signature: str,
            parallel_min_chars: int | None) -> Iterator[tuple[dict, list[dict]]]:
     """`_build` of every document of `todo`, in order: in this process for small ingests,
-    otherwise in forked worker processes, a few batches ahead of the caller (who writes)."""
+    otherwise in worker processes, a few batches ahead of the caller (who writes).
+
+    Whether workers are used depends only on the size of the work and the platform, never on
+    what else runs in this process: with no other thread running they are forked and inherit
+    the documents and the loaded encoding (only indices go out); with another thread running,
+    which could hold a lock across a fork, they are started by the forkserver (a clean
+    single-threaded process) and each batch's documents are sent to them."""
     workers = _worker_count()
     sizes = [len(d.text) or sum(len(r.text) for r in d.records) for d in todo]
-    # fork only: workers inherit the loaded documents and encoding instead of receiving them;
-    # and only with no other thread running, which could hold a lock across the fork.
+    methods = multiprocessing.get_all_start_methods()
+    inherit = "fork" in methods and threading.active_count() == 1
     if (parallel_min_chars is None or sum(sizes) < parallel_min_chars or workers < 1
-            or "fork" not in multiprocessing.get_all_start_methods()
-            or threading.active_count() > 1):
+            or not (inherit or "forkserver" in methods)):
         for doc in todo:
             yield _build(doc, chunk_tokens, overlap, signature)
         return
@@ -212,23 +217,31 @@ def _built(todo: list[LoadedDocument], chunk_tokens: int, overlap: int, signatur
             batches.append(range(first, k + 1))
             first, size = k + 1, 0
     global _FORK_STATE
-    # Forked workers inherit the documents (and the loaded encoding): only indices go out and
-    # only built rows come back. Workers never touch the parent's SQLite connection.
-    _FORK_STATE = (todo, chunk_tokens, overlap, signature)
-    encoding()  # load the BPE once, before forking, so no worker has to
+    # Only built rows come back. Workers never touch the parent's SQLite connection.
+    if inherit:
+        _FORK_STATE = (todo, chunk_tokens, overlap, signature)
+        encoding()  # load the BPE once, before forking, so no worker has to
     pending: deque[Future] = deque()
-    executor = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"))
+    executor = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(
+        "fork" if inherit else "forkserver"))
+
+    def submit(batch: range) -> Future:
+        if inherit:
+            return executor.submit(_build_batch, batch.start, batch.stop)
+        return executor.submit(_build_docs, todo[batch.start:batch.stop], chunk_tokens,
+                               overlap, signature)
+
     try:
         queued = iter(batches)
         for batch in queued:
-            pending.append(executor.submit(_build_batch, batch.start, batch.stop))
+            pending.append(submit(batch))
             if len(pending) >= _IN_FLIGHT * workers:
                 break
         while pending:
             results = pending.popleft().result()
             nxt = next(queued, None)
             if nxt is not None:
-                pending.append(executor.submit(_build_batch, nxt.start, nxt.stop))
+                pending.append(submit(nxt))
             yield from results
     finally:
         _FORK_STATE = None
@@ -243,7 +256,12 @@ _FORK_STATE: tuple | None = None
 def _build_batch(start: int, stop: int) -> list[tuple[dict, list[dict]]]:
     """In a forked worker: `_build` of todo[start:stop] (todo as inherited from the parent)."""
     todo, chunk_tokens, overlap, signature = _FORK_STATE
-    return [_build(doc, chunk_tokens, overlap, signature) for doc in todo[start:stop]]
+    return _build_docs(todo[start:stop], chunk_tokens, overlap, signature)
+
+
+def _build_docs(docs: list[LoadedDocument], chunk_tokens: int, overlap: int,
+                signature: str) -> list[tuple[dict, list[dict]]]:
+    return [_build(doc, chunk_tokens, overlap, signature) for doc in docs]
 
 
 def _worker_count() -> int:

@@ -151,7 +151,7 @@ class _Walker:
         elif isinstance(node, n.table):
             out.table(self.table_rows(node))
         elif isinstance(node, n.line_block):
-            out.paragraph("\n".join(line.astext() for line in node.traverse(n.line)))
+            out.paragraph("\n".join(line.astext() for line in node.findall(n.line)))
         elif isinstance(node, n.Admonition):
             label = node.tagname.capitalize() if node.tagname != "admonition" else ""
             body = [c for c in node.children if not isinstance(c, n.title)]
@@ -188,7 +188,7 @@ class _Walker:
     def table_rows(self, table) -> list[list[str]]:
         n = self.nodes
         rows = []
-        for group in table.traverse(n.tgroup):
+        for group in table.findall(n.tgroup):
             for part in group.children:
                 if isinstance(part, (n.thead, n.tbody)):
                     for row in part.children:
