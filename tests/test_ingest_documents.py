@@ -298,10 +298,10 @@ def test_pdf_and_docx_without_the_documents_extra_name_it(tmp_path, capsys, monk
             (kb / name).write_bytes(b"PK\x03\x04 a word file")
         code, _, err = run(capsys, tmp_path / "g.db", "ingest", str(kb))
         assert code == 2
-        kind = "PDF" if name.endswith(".pdf") else "DOCX"
+        kind, library = ("PDF", "pypdfium2") if name.endswith(".pdf") else ("DOCX", "python-docx")
         assert err.strip() == (f"golden: error: {kb / name}: reading {kind} files needs "
-                               f"golden's 'documents' extra ({'pypdfium2' if kind == 'PDF' else 'python-docx'} "
-                               f"is not installed): pip install 'golden[documents]'")
+                               f"golden's 'documents' extra ({library} is not installed): "
+                               f"pip install 'golden[documents]'")
 
 
 def test_docx_headings_lists_and_tables_are_kept_as_structure(tmp_path):

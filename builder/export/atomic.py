@@ -2,9 +2,10 @@
 
 Guarantee: if anything fails before `commit()`, no target is created or changed and every
 temporary file is removed. A failure to write (an unwritable or read-only folder, a full disk)
-is a `JobError` naming the target, so the CLI prints one line and exits 1. Each file is renamed with `os.replace` (atomic on one filesystem,
-which holds because the temporary file sits in the target's own folder); a set of files is
-renamed one after the other, data files first and the manifest last.
+is a `JobError` naming the target, so the CLI prints one line and exits 1. Each file is
+renamed with `os.replace` (atomic on one filesystem, which holds because the temporary file
+sits in the target's own folder); a set of files is renamed one after the other, data files
+first and the manifest last.
 """
 
 from __future__ import annotations

@@ -5,8 +5,8 @@ files and folders (name starting with ".") and files with an unsupported extensi
 and counted, so `golden ingest samples/` ignores `samples/features.toml`. So is anything with a
 supported extension that is not a regular file (a FIFO, a socket, a device): it is never
 opened, since reading a FIFO would wait forever. (A file that cannot be stat'ed, such as a
-broken symlink, is kept, so that reading it fails with a message naming it.) A path named on the command line
-must be a regular file or a folder. `--include` /
+broken symlink, is kept, so that reading it fails with a message naming it.) A path named on
+the command line must be a regular file or a folder. `--include` /
 `--exclude` globs are matched against the path relative to the folder given (`*` also matches
 "/"; a pattern without "/" also matches the file name alone; `--exclude` also matches a
 folder, e.g. `--exclude drafts`). They apply to files found in folders; a file named on the

@@ -45,8 +45,9 @@ def docx_to_text(data: bytes, display: str) -> Extracted:
     except Exception as exc:  # python-docx/lxml raise their own types for damaged parts
         raise InputError(f"not a readable .docx file ({type(exc).__name__}: {exc})",
                          path=display) from None
+    styles = _Styles(document)
     numbering = _Numbering(document)
-    below_title = int(any(_heading_level(p) == _TITLE for p in document.paragraphs))
+    below_title = int(any(styles.heading_level(p._p) == _TITLE for p in document.paragraphs))
     out = DocumentText()
     items: list[tuple[int, str, str]] = []
     list_id = None  # the Word list the open items belong to
@@ -58,8 +59,8 @@ def docx_to_text(data: bytes, display: str) -> Extracted:
         text = block.text
         if not text.strip():
             continue
-        level = _heading_level(block)
-        listed = numbering.marker(block) if not level else None
+        level = styles.heading_level(block._p)
+        listed = numbering.marker(*styles.num_pr(block._p)) if not level else None
         if listed is not None:
             depth, marker, num_id = listed
             if depth == 0 and num_id != list_id:
@@ -106,31 +107,86 @@ def _cell_text(cell) -> str:
     return " ".join(p for p in parts if p.strip())
 
 
-def _style_chain(paragraph):
-    style = paragraph.style
-    depth = 0
-    while style is not None and depth < 20:
-        yield style
-        style = style.base_style
-        depth += 1
+def _val(element, tag: str) -> str | None:
+    child = element.find(f"{_W}{tag}") if element is not None else None
+    return child.get(f"{_W}val") if child is not None else None
 
 
-def _heading_level(paragraph) -> int:
-    for style in _style_chain(paragraph):
-        name = (style.name or "").strip()
-        if name.lower() == "title":
-            return _TITLE
-        m = _HEADING_STYLE.match(name)
-        if m:
-            return int(m.group(1))
-    for element in [paragraph._p] + [s.element for s in _style_chain(paragraph)]:
-        ppr = element.find(f"{_W}pPr")
-        outline = ppr.find(f"{_W}outlineLvl") if ppr is not None else None
-        if outline is not None:
-            value = outline.get(f"{_W}val")
+class _Styles:
+    """Heading level and list membership of paragraph styles, read once per style from the
+    styles part (following `basedOn`), then looked up by style id: python-docx's
+    `paragraph.style` searches all styles on every call."""
+
+    def __init__(self, document) -> None:
+        self.elements: dict[str, object] = {}
+        self.default: str | None = None
+        for style in document.styles.element.findall(f"{_W}style"):
+            style_id = style.get(f"{_W}styleId")
+            if style_id:
+                self.elements[style_id] = style
+                if style.get(f"{_W}type") == "paragraph" and style.get(f"{_W}default") in (
+                        "1", "true"):
+                    self.default = style_id
+        self._levels: dict[str | None, int] = {}
+        self._num_prs: dict[str | None, tuple[str | None, int]] = {}
+
+    def _chain(self, style_id: str | None):
+        seen = set()
+        while style_id is not None and style_id in self.elements and style_id not in seen:
+            seen.add(style_id)
+            element = self.elements[style_id]
+            yield element
+            style_id = _val(element, "basedOn")
+
+    def _style_id(self, p) -> str | None:
+        return _val(p.find(f"{_W}pPr"), "pStyle") or self.default
+
+    def heading_level(self, p) -> int:
+        """1-9 for a heading, `_TITLE` for a title, 0 for body text."""
+        own = _val(p.find(f"{_W}pPr"), "outlineLvl")
+        style_id = self._style_id(p)
+        if style_id not in self._levels:
+            self._levels[style_id] = self._style_level(style_id)
+        level = self._levels[style_id]
+        if not level and own is not None and own.isdigit() and int(own) < 9:
+            return int(own) + 1
+        return level
+
+    def _style_level(self, style_id: str | None) -> int:
+        chain = list(self._chain(style_id))
+        for element in chain:
+            name = (_val(element, "name") or "").strip()
+            if name.lower() == "title":
+                return _TITLE
+            m = _HEADING_STYLE.match(name)
+            if m:
+                return int(m.group(1))
+        for element in chain:
+            value = _val(element.find(f"{_W}pPr"), "outlineLvl")
             if value is not None and value.isdigit() and int(value) < 9:
                 return int(value) + 1
-    return 0
+        return 0
+
+    def num_pr(self, p) -> tuple[str | None, int]:
+        """(list id, level) from the paragraph's own numbering, else its style's."""
+        own = self._read_num_pr(p)
+        if own is not None:
+            return own
+        style_id = self._style_id(p)
+        if style_id not in self._num_prs:
+            self._num_prs[style_id] = next(
+                (found for found in map(self._read_num_pr, self._chain(style_id))
+                 if found is not None), (None, 0))
+        return self._num_prs[style_id]
+
+    @staticmethod
+    def _read_num_pr(element) -> tuple[str | None, int] | None:
+        ppr = element.find(f"{_W}pPr")
+        num_pr = ppr.find(f"{_W}numPr") if ppr is not None else None
+        if num_pr is None:
+            return None
+        level = _val(num_pr, "ilvl") or "0"
+        return _val(num_pr, "numId"), int(level) if level.isdigit() else 0
 
 
 class _Numbering:
@@ -162,9 +218,9 @@ class _Numbering:
                     text.get(f"{_W}val") if text is not None else "%1.",
                     int(start.get(f"{_W}val")) if start is not None else 1)
 
-    def marker(self, paragraph) -> tuple[int, str, str] | None:
-        """(depth, marker, list id) if the paragraph is a list item, else None."""
-        num_id, ilvl = self._num_pr(paragraph)
+    def marker(self, num_id: str | None, ilvl: int) -> tuple[int, str, str] | None:
+        """(depth, marker, list id) of an item of list `num_id` at level `ilvl`; None when
+        it is not a list item."""
         if num_id is None or num_id == "0":
             return None
         fmt, pattern, start = self.levels.get((num_id, ilvl), ("bullet", "", 1))
@@ -182,20 +238,6 @@ class _Numbering:
             label = label.replace(f"%{k + 1}", self._FORMATS.get(f, str)(count))
         label = label.strip() or f"{self.counters[key]}."
         return ilvl, label if label[-1] in ".)" else label + ".", num_id
-
-    @staticmethod
-    def _num_pr(paragraph) -> tuple[str | None, int]:
-        for element in [paragraph._p] + [s.element for s in _style_chain(paragraph)]:
-            ppr = element.find(f"{_W}pPr")
-            num_pr = ppr.find(f"{_W}numPr") if ppr is not None else None
-            if num_pr is None:
-                continue
-            num_id = num_pr.find(f"{_W}numId")
-            ilvl = num_pr.find(f"{_W}ilvl")
-            level = ilvl.get(f"{_W}val") if ilvl is not None else "0"
-            return (num_id.get(f"{_W}val") if num_id is not None else None,
-                    int(level) if level and level.isdigit() else 0)
-        return None, 0
 
 
 def _letters(n: int) -> str:
