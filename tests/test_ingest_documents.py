@@ -14,7 +14,6 @@ from pathlib import Path
 
 import pytest
 
-from builder.cli import main
 from builder.ingest.docx_text import docx_to_text
 from builder.ingest.mdx_text import mdx_to_text
 from builder.ingest.pdf_text import pdf_to_text
@@ -24,6 +23,7 @@ from builder.store.documents import list_chunks, list_documents
 from tests.document_fixtures import (
     FIXTURES, HEADER_TEXT, handbook, to_markdown, write_docx, write_image_docx,
 )
+from tests.test_ingest_cli import run
 
 HEADINGS = ["Staff Handbook", "1. Returns", "1.1 How returns work", "2. Gift Cards",
             "2.1 How gift cards work", "3. Warranty", "3.1 How warranty work", "4. Shipping",
@@ -118,13 +118,6 @@ Write `<Callout>` in your own pages.<br/>
 
 <Image src="card.png" />
 """
-
-
-def run(capsys, db: Path, *args: str) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as exit_info:
-        main(["--db", str(db), *args])
-    captured = capsys.readouterr()
-    return exit_info.value.code, captured.out, captured.err
 
 
 def check_offsets(text: str, chunks: list[dict]) -> None:

@@ -10,25 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from builder.cli import main
 from builder.ingest.blocks import markdown_blocks
 from builder.ingest.chunker import chunk_blocks
 from builder.ingest.tokens import count_tokens, encoding
 from builder.store import Store
 from builder.store.documents import list_chunks, list_documents
-
-
-def run(capsys, db: Path, *args: str) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as exit_info:
-        main(["--db", str(db), *args])
-    captured = capsys.readouterr()
-    return exit_info.value.code, captured.out, captured.err
-
-
-def snapshot(db: Path) -> tuple:
-    with Store(db) as store:
-        return (store.query("SELECT * FROM documents ORDER BY id"),
-                store.query("SELECT * FROM chunks ORDER BY id"))
+from tests.test_ingest_cli import run, snapshot
 
 
 def test_1_a_file_keeps_its_id_whichever_folder_is_named(capsys, tmp_path):
