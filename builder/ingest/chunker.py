@@ -49,6 +49,7 @@ _SENTENCE_END = re.compile(r"[.!?;:][\"'”’)\]]*\s+|[。！？；]+[”’」
 # up; after CJK punctuation with no space it is not (the mark joins the next word).
 _SENTENCE_CUT = re.compile(r"[.!?;:][\"'”’)\]]*(?=\s)|[。！？；]+[”’」』）)]*(?=\S)")
 _LAST_SPACE = re.compile(r"(?<=\S)[ \t]\S*\s*\Z")
+_WINDOW_CHARS = 100_000  # a huge span is encoded this many characters at a time
 
 
 @dataclass(slots=True)
@@ -107,7 +108,6 @@ def _top_level(blocks: list[Block]) -> int:
 
 def _units(text: str, blocks: list[Block], limit: int) -> list[_Unit]:
     """Blocks as spans that tile the text, oversize ones pre-split; each encoded once."""
-    encode = encoding().encode_ordinary
     top = _top_level(blocks)
     stack: list[tuple[int, str]] = []
     path: tuple[str, ...] = ()
@@ -127,7 +127,7 @@ def _units(text: str, blocks: list[Block], limit: int) -> list[_Unit]:
     for idx, (start, content_end, kind, upath, is_top) in enumerate(pieces):
         span_start = 0 if idx == 0 else start
         span_end = pieces[idx + 1][0] if idx + 1 < n else len(text)
-        tokens = len(encode(text[span_start:span_end]))
+        tokens = _count_span(text, span_start, span_end)
         unit = _Unit(span_start, span_end, _skip_space(text, span_start, content_end),
                      content_end, tokens, kind, upath, _safe(text, span_start), top=is_top)
         if kind == "heading" or tokens <= limit:
@@ -225,6 +225,51 @@ def _split_sentences(text: str, unit: _Unit, limit: int) -> list[_Unit]:
     return out
 
 
+def _window(step: int) -> int:
+    return max(_WINDOW_CHARS, 300 * step)
+
+
+def _token_cuts(span: str, step: int) -> list[int]:
+    """0, then the character position after every `step` tokens of `span`, then len(span).
+
+    Linear in the span: it is encoded window by window (tiktoken slows down more than
+    linearly on one huge piece without spaces, such as CJK text), each window restarting at
+    the last cut, so no token straddles a window's end; and the character position of each
+    cut is counted incrementally (the decoder holds back the bytes of a character split
+    between two steps, so a cut inside a character falls before it)."""
+    enc = encoding()
+    cuts = [0]
+    window = _window(step)
+    while cuts[-1] < len(span):
+        start = cuts[-1]
+        end = min(len(span), start + window)
+        tokens = enc.encode_ordinary(span[start:end])
+        decoder = codecs.getincrementaldecoder("utf-8")()
+        char_pos = start
+        groups = range(0, len(tokens), step)
+        for a in groups:
+            if end < len(span) and a + step >= len(tokens):
+                break  # the window's last group may end in a cut token: the next window redoes it
+            char_pos += len(decoder.decode(enc.decode_bytes(tokens[a:a + step])))
+            if cuts[-1] < char_pos < len(span):
+                cuts.append(char_pos)
+        if cuts[-1] == start:  # no whole group in this window (very long tokens): cut at its end
+            cuts.append(end)
+    if cuts[-1] != len(span):
+        cuts.append(len(span))
+    return cuts
+
+
+def _count_span(text: str, start: int, end: int) -> int:
+    """Tokens of text[start:end], encoded in windows if it is huge (linear time; across a
+    window's edge the count can be off by a token, as for any mid-line cut)."""
+    encode = encoding().encode_ordinary
+    if end - start <= _WINDOW_CHARS:
+        return len(encode(text[start:end]))
+    return sum(len(encode(text[k:min(end, k + _WINDOW_CHARS)]))
+               for k in range(start, end, _WINDOW_CHARS))
+
+
 def _split_tokens(text: str, unit: _Unit, limit: int, step: int | None = None) -> list[_Unit]:
     """Last resort: cut every `step` tokens (moved back to a character boundary). A piece
     re-encoded on its own can need a token more than its slice, so an overfull piece is cut
@@ -232,18 +277,7 @@ def _split_tokens(text: str, unit: _Unit, limit: int, step: int | None = None) -
     enc = encoding()
     step = step or limit
     span = text[unit.start:unit.end]
-    tokens = enc.encode_ordinary(span)
-    # Character position of each cut, counted incrementally (linear in the span): the decoder
-    # holds back the bytes of a character split between two steps, so a cut inside a
-    # character falls before it.
-    decoder = codecs.getincrementaldecoder("utf-8")()
-    cuts = [0]
-    char_pos = 0
-    for a in range(0, len(tokens), step):
-        char_pos += len(decoder.decode(enc.decode_bytes(tokens[a:a + step])))
-        if cuts[-1] < char_pos < len(span):
-            cuts.append(char_pos)
-    cuts.append(len(span))
+    cuts = _token_cuts(span, step)
     k = 1
     while k < len(cuts) - 1:  # no piece may be only whitespace: merge it with the next one
         if span[cuts[k - 1]:cuts[k]].strip():
