@@ -23,7 +23,6 @@ from builder.store.documents import list_chunks, list_documents
 from tests.document_fixtures import (
     FIXTURES, HEADER_TEXT, handbook, to_markdown, write_docx, write_image_docx,
 )
-from tests.test_ingest_cli import run
 
 HEADINGS = ["Staff Handbook", "1. Returns", "1.1 How returns work", "2. Gift Cards",
             "2.1 How gift cards work", "3. Warranty", "3.1 How warranty work", "4. Shipping",
@@ -140,10 +139,10 @@ def mixed_kb(tmp_path: Path) -> Path:
     return kb
 
 
-def test_a_mixed_folder_yields_chunks_with_page_and_heading_provenance(capsys, tmp_path,
+def test_a_mixed_folder_yields_chunks_with_page_and_heading_provenance(golden_cli, tmp_path,
                                                                         mixed_kb):
     db = tmp_path / "g.db"
-    code, out, err = run(capsys, db, "ingest", str(mixed_kb))
+    code, out, err = golden_cli("--db", str(db), "ingest", str(mixed_kb))
     assert code == 0, err
     assert "files: 8 read, skipped 1 no text" in out
     assert "documents: 7 added" in out
@@ -185,9 +184,9 @@ def test_a_mixed_folder_yields_chunks_with_page_and_heading_provenance(capsys, t
     assert all(c["metadata"] is None for c in docx_chunks)  # no pages in a Word file
 
 
-def test_unchanged_documents_are_not_parsed_again(capsys, tmp_path, mixed_kb, monkeypatch):
+def test_unchanged_documents_are_not_parsed_again(golden_cli, tmp_path, mixed_kb, monkeypatch):
     db = tmp_path / "g.db"
-    assert run(capsys, db, "ingest", str(mixed_kb))[0] == 0
+    assert golden_cli("--db", str(db), "ingest", str(mixed_kb))[0] == 0
     from builder.ingest import extract
 
     real_pdf = extract.EXTRACTORS["pdf"]
@@ -199,7 +198,7 @@ def test_unchanged_documents_are_not_parsed_again(capsys, tmp_path, mixed_kb, mo
 
     for fmt in ("pdf", "docx", "rst", "mdx", "html"):
         monkeypatch.setitem(extract.EXTRACTORS, fmt, parse_again)
-    code, out, err = run(capsys, db, "ingest", str(mixed_kb))
+    code, out, err = golden_cli("--db", str(db), "ingest", str(mixed_kb))
     assert code == 0, err
     assert "documents: 0 added, 7 unchanged, 0 replaced, 0 removed" in out
 
@@ -230,7 +229,7 @@ def test_pdf_text_matches_the_source_words_in_order():
     assert got == words
 
 
-def test_pdf_with_some_pages_scanned_names_them(tmp_path, capsys):
+def test_pdf_with_some_pages_scanned_names_them(tmp_path, golden_cli):
     import pypdfium2 as pdfium
 
     pdf = pdfium.PdfDocument((FIXTURES / "handbook.pdf").read_bytes())
@@ -239,7 +238,7 @@ def test_pdf_with_some_pages_scanned_names_them(tmp_path, capsys):
     target = tmp_path / "kb" / "mixed.pdf"
     target.parent.mkdir()
     pdf.save(str(target))
-    code, out, err = run(capsys, tmp_path / "g.db", "ingest", str(target.parent))
+    code, out, err = golden_cli("--db", str(tmp_path / "g.db"), "ingest", str(target.parent))
     assert code == 0, err
     assert err.strip() == (f"golden: warning: {target}: page(s) 3 have no text layer "
                            f"(scanned?); their content is missing")
@@ -253,13 +252,13 @@ def test_pdf_with_some_pages_scanned_names_them(tmp_path, capsys):
     ("broken.docx", b"PK\x03\x04 not really a zip", "not a readable .docx file"),
     ("empty.pdf", b"   \n", "file is empty"),
 ])
-def test_damaged_files_stop_with_one_line_and_nothing_written(tmp_path, capsys, name, data,
+def test_damaged_files_stop_with_one_line_and_nothing_written(tmp_path, golden_cli, name, data,
                                                               message):
     kb = tmp_path / "kb"
     kb.mkdir()
     (kb / "fine.md").write_text("# Fine\n\nText.\n", encoding="utf-8")
     (kb / name).write_bytes(data)
-    code, _, err = run(capsys, tmp_path / "g.db", "ingest", str(kb))
+    code, _, err = golden_cli("--db", str(tmp_path / "g.db"), "ingest", str(kb))
     assert code == 2
     assert err.strip().splitlines() == [f"golden: error: {kb / name}: {message}"
                                         + err.split(message, 1)[1].rstrip("\n")]
@@ -267,19 +266,19 @@ def test_damaged_files_stop_with_one_line_and_nothing_written(tmp_path, capsys, 
         assert list_documents(store) == []
 
 
-def test_a_picture_only_word_file_is_a_warning_not_a_document(tmp_path, capsys):
+def test_a_picture_only_word_file_is_a_warning_not_a_document(tmp_path, golden_cli):
     kb = tmp_path / "kb"
     kb.mkdir()
     write_image_docx(kb / "scan.docx")
     (kb / "fine.md").write_text("# Fine\n\nText.\n", encoding="utf-8")
-    code, out, err = run(capsys, tmp_path / "g.db", "ingest", str(kb))
+    code, out, err = golden_cli("--db", str(tmp_path / "g.db"), "ingest", str(kb))
     assert code == 0
     assert err.strip() == (f"golden: warning: {kb / 'scan.docx'}: no text in this Word "
                            f"document (pictures only?); skipped")
     assert "documents: 1 added" in out
 
 
-def test_pdf_and_docx_without_the_documents_extra_name_it(tmp_path, capsys, monkeypatch):
+def test_pdf_and_docx_without_the_documents_extra_name_it(tmp_path, golden_cli, monkeypatch):
     monkeypatch.setitem(sys.modules, "pypdfium2", None)  # import fails as if not installed
     monkeypatch.setitem(sys.modules, "docx", None)
     for name in ("handbook.pdf", "handbook.docx"):
@@ -289,7 +288,7 @@ def test_pdf_and_docx_without_the_documents_extra_name_it(tmp_path, capsys, monk
             (kb / name).write_bytes((FIXTURES / name).read_bytes())
         else:
             (kb / name).write_bytes(b"PK\x03\x04 a word file")
-        code, _, err = run(capsys, tmp_path / "g.db", "ingest", str(kb))
+        code, _, err = golden_cli("--db", str(tmp_path / "g.db"), "ingest", str(kb))
         assert code == 2
         kind, library = ("PDF", "pypdfium2") if name.endswith(".pdf") else ("DOCX", "python-docx")
         assert err.strip() == (f"golden: error: {kb / name}: reading {kind} files needs "
@@ -368,9 +367,9 @@ def test_mdx_drops_front_matter_esm_and_jsx_and_keeps_the_text():
         ("heading", "Gift cards"), ("heading", "In the US")]
 
 
-def test_offsets_hold_on_every_extracted_format(tmp_path, capsys, mixed_kb):
+def test_offsets_hold_on_every_extracted_format(tmp_path, golden_cli, mixed_kb):
     db = tmp_path / "g.db"
-    assert run(capsys, db, "ingest", str(mixed_kb), "--chunk-tokens", "60", "--overlap",
+    assert golden_cli("--db", str(db), "ingest", str(mixed_kb), "--chunk-tokens", "60", "--overlap",
                "10")[0] == 0
     texts = {
         "pdf/handbook.pdf": pdf_to_text((FIXTURES / "handbook.pdf").read_bytes(), "x").text,

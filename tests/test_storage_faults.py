@@ -26,17 +26,10 @@ from builder.errors import JobError
 from builder.store import Store
 from builder.store.documents import save_document
 from builder.store.migrations import known_migrations
-from tests.review_factory import add_candidates
+from tests.support.rows import add_candidates
 from tests.stub_endpoint import StubEndpoint
 
 KB_PAGE = "# Returns\n\nItems can be returned within {n} days with the receipt.\n"
-
-
-def run(capsys, *args: str) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as exit_info:
-        main(list(args))
-    captured = capsys.readouterr()
-    return exit_info.value.code, captured.out, captured.err
 
 
 def digest(path: Path) -> str:
@@ -163,12 +156,12 @@ def full_disk(base: Path, files: list[Path], free: int):
 # -- read-only database -----------------------------------------------------------------------
 
 def test_a_read_only_database_is_reported_as_read_only_by_every_command(template, tmp_path,
-                                                                         capsys):
+                                                                         golden_cli):
     with read_only_folder(tmp_path, [template["db"]]) as folder:
         db = folder / "golden.db"
         before = digest(db)
         for name, args in command_lines(template, tmp_path).items():
-            code, _, err = run(capsys, "--db", str(db), *args)
+            code, _, err = golden_cli("--db", str(db), *args)
             assert code == 1, (name, err)
             assert_one_line(err, str(db), "read-only")
             assert "not a golden database" not in err
@@ -180,7 +173,7 @@ def test_a_read_only_database_is_reported_as_read_only_by_every_command(template
 
 @pytest.mark.parametrize("how", ["unknown migration", "higher schema version"])
 def test_a_database_from_a_newer_golden_is_refused_before_anything_is_written(
-        template, tmp_path, capsys, how):
+        template, tmp_path, golden_cli, how):
     db = tmp_path / "newer.db"
     shutil.copy(template["db"], db)
     ours = len(known_migrations())
@@ -197,7 +190,7 @@ def test_a_database_from_a_newer_golden_is_refused_before_anything_is_written(
     conn.close()
     before = digest(db)
     for name, args in command_lines(template, tmp_path).items():
-        code, _, err = run(capsys, "--db", str(db), *args)
+        code, _, err = golden_cli("--db", str(db), *args)
         assert code == 1, (name, err)
         assert_one_line(err, str(db), "newer golden", f"schema version {theirs}",
                         f"golden {__version__} reads schema version {ours}")
@@ -223,7 +216,7 @@ def _counts(db: Path) -> tuple:
         conn.close()
 
 
-def test_disk_full_is_one_line_and_leaves_the_database_whole(template, tmp_path, capsys):
+def test_disk_full_is_one_line_and_leaves_the_database_whole(template, tmp_path, golden_cli):
     """On a 1 MB tmpfs with ~48 KB left: each command either works or stops with one line
     naming the database or output file; the database stays whole (the failed transaction is
     rolled back) and no output file is left half-written."""
@@ -244,7 +237,7 @@ def test_disk_full_is_one_line_and_leaves_the_database_whole(template, tmp_path,
                                  "stub-model"]
             for name in ("ingest", "stats", "generate", "export", "score", "calibrate",
                          "baseline-run"):
-                code, _, err = run(capsys, "--db", str(db), *lines[name])
+                code, _, err = golden_cli("--db", str(db), *lines[name])
                 assert code in (0, 1), (name, err)
                 if code == 1:
                     assert_one_line(err)
@@ -274,7 +267,7 @@ def test_a_full_disk_mid_transaction_rolls_back_with_one_line(tmp_path):
 
 # -- unwritable output folder -----------------------------------------------------------------
 
-def test_an_unwritable_output_folder_is_one_line_naming_the_file(template, tmp_path, capsys):
+def test_an_unwritable_output_folder_is_one_line_naming_the_file(template, tmp_path, golden_cli):
     with read_only_folder(tmp_path, []) as folder:
         db = tmp_path / "golden.db"
         shutil.copy(template["db"], db)
@@ -289,7 +282,7 @@ def test_an_unwritable_output_folder_is_one_line_naming_the_file(template, tmp_p
                         str(folder / "diff.md")],
         }
         for name, args in outputs.items():
-            code, _, err = run(capsys, "--db", str(db), *args)
+            code, _, err = golden_cli("--db", str(db), *args)
             assert code == 1, (name, err)
             assert_one_line(err, str(folder / args[args.index("--out") + 1].split("/")[-1]),
                             "cannot write")

@@ -44,10 +44,10 @@ from builder.ingest.chunker import chunk_blocks
 from builder.ingest.discover import Discovery, discover
 from builder.ingest.document_text import pages_of
 from builder.ingest.extract import extract
-from builder.ingest.language import detect_language
 from builder.ingest.loaders import FORMATS, LoadedDocument, load_file
 from builder.ingest.tokens import encoding
 from builder.store import Store
+from builder.text.language import detect_language
 from builder.store.documents import (
     chunk_owners, delete_document, document_index, save_document,
 )
