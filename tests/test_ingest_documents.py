@@ -388,3 +388,24 @@ def test_offsets_hold_on_every_extracted_format(tmp_path, golden_cli, mixed_kb):
         meta = json.loads(store.query("SELECT metadata FROM documents WHERE id = ?",
                                       ("pdf/handbook.pdf",))[0]["metadata"])
     assert meta["pages"] == 5
+
+
+def test_the_reviewer_sees_the_pages_a_source_chunk_comes_from(golden_cli, tmp_path):
+    from builder.store.review_queue import get_candidate
+    from review_tui.widgets.detail import render_candidate
+    from tests.support.rows import add_candidates
+
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    (kb / "handbook.pdf").write_bytes((FIXTURES / "handbook.pdf").read_bytes())
+    db = tmp_path / "g.db"
+    assert golden_cli("--db", str(db), "ingest", str(kb))[0] == 0
+    with Store(db) as store:
+        chunks = list_chunks(store, "handbook.pdf")
+        on_3 = next(c["id"] for c in chunks if c["metadata"]["pages"] == [3])
+        spanning = next(c["id"] for c in chunks if c["metadata"]["pages"] == [1, 2])
+        add_candidates(store, 2, chunk_ids=[on_3, spanning])
+        shown = {cid: render_candidate(get_candidate(store, cid)).plain
+                 for cid in ("c000000", "c000001")}
+    assert "Staff Handbook › 2. Gift Cards · p. 3" in shown["c000000"]
+    assert "· pp. 1-2" in shown["c000001"]

@@ -50,6 +50,13 @@ def pages_of(pages: list[int], start: int, end: int) -> list[int]:
     return list(range(first, last + 1))
 
 
+def pages_label(pages: list[int]) -> str:
+    """How a reader cites pages: "p. 12", "pp. 12-13" ("" for none)."""
+    if not pages:
+        return ""
+    return f"p. {pages[0]}" if len(pages) == 1 else f"pp. {pages[0]}-{pages[-1]}"
+
+
 def one_line(text: str) -> str:
     """Whitespace runs (newlines included) as one space, trimmed."""
     return _SPACES.sub(" ", text).strip()
