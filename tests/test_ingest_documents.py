@@ -409,3 +409,29 @@ def test_the_reviewer_sees_the_pages_a_source_chunk_comes_from(golden_cli, tmp_p
                  for cid in ("c000000", "c000001")}
     assert "Staff Handbook › 2. Gift Cards · p. 3" in shown["c000000"]
     assert "· pp. 1-2" in shown["c000001"]
+
+
+def test_markdown_front_matter_is_dropped_and_gives_the_title(tmp_path):
+    """Docs sites put YAML front matter on top of their Markdown; its keys are not text anyone
+    asks about ("last_reviewed_at: 2025-05-16"), and its title is the document's."""
+    from builder.ingest.pipeline import ingest_paths
+    from builder.store import Store
+
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    source = ("---\ntitle: Holiday\nlast_reviewed_at: 2025-05-16T17:00:00.000Z\n---\n"
+              "We offer 25 days of holiday.\n\n## Booking\n\nUse BreatheHR.\n")
+    (kb / "holiday.md").write_text(source, encoding="utf-8")
+    (kb / "plain.md").write_text("---\n\nA rule, then text.\n", encoding="utf-8")  # no block
+    with Store(tmp_path / "g.db") as store:
+        ingest_paths(store, [str(kb)])
+        doc = store.query("SELECT title FROM documents WHERE id = 'holiday.md'")[0]
+        chunks = store.query("SELECT text, title, char_start, char_end FROM chunks "
+                             "WHERE document_id = 'holiday.md' ORDER BY seq")
+        plain = store.query("SELECT text FROM chunks WHERE document_id = 'plain.md'")
+    assert doc["title"] == "Holiday" and all(c["title"] == "Holiday" for c in chunks)
+    text = "".join(c["text"] for c in chunks)
+    assert "last_reviewed_at" not in text and "25 days" in text and "BreatheHR" in text
+    body = source.split("---\n", 2)[2]
+    assert all(body[c["char_start"]:c["char_end"]] == c["text"] for c in chunks)
+    assert plain[0]["text"].startswith("---")  # a leading rule without a closing one stays

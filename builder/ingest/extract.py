@@ -1,7 +1,7 @@
 """Text and structure of the formats that are parsed rather than read as they are.
 
-Markdown and plain text are chunked as they are; HTML, PDF, DOCX, reStructuredText and MDX are
-parsed first, by one module each (`html_text`, `pdf_text`, `docx_text`, `rst_text`,
+Plain text is chunked as it is, and Markdown too once a front matter block is taken off the
+top; HTML, PDF, DOCX, reStructuredText and MDX are parsed first, by one module each (`html_text`, `pdf_text`, `docx_text`, `rst_text`,
 `mdx_text`), into the text golden keeps of them (the document text: chunk offsets index it),
 its blocks (headings, paragraphs, lists, tables, code) and, for PDF, where each page starts.
 This happens only for documents that are new or changed (an unchanged file costs a read and a
@@ -44,14 +44,30 @@ def _rst(doc: LoadedDocument) -> Extracted:
     return rst_to_text(doc.text, doc.display)
 
 
+def _markdown(doc: LoadedDocument) -> Extracted | None:
+    """Markdown as it is, without the YAML/TOML front matter docs sites (Jekyll, Hugo, MkDocs,
+    Docusaurus) put at the top: its `title` becomes the document's, and its keys
+    (`last_reviewed_at: 2025-05-16`, `permalink: ...`) are not text anybody would ask about.
+    None when there is no front matter: the file is kept exactly as read."""
+    from builder.ingest.blocks import markdown_blocks
+    from builder.ingest.mdx_text import strip_front_matter
+
+    body, title, found = strip_front_matter(doc.text)
+    if not found:
+        return None
+    if not body.strip():
+        raise InputError("no text below the front matter", path=doc.display)
+    return Extracted(body, markdown_blocks(body), title)
+
+
 def _mdx(doc: LoadedDocument) -> Extracted:
     from builder.ingest.mdx_text import mdx_to_text
 
     return mdx_to_text(doc.text, doc.display)
 
 
-EXTRACTORS: dict[str, Callable[[LoadedDocument], Extracted]] = {
-    "html": _html, "pdf": _pdf, "docx": _docx, "rst": _rst, "mdx": _mdx,
+EXTRACTORS: dict[str, Callable[[LoadedDocument], Extracted | None]] = {
+    "markdown": _markdown, "html": _html, "pdf": _pdf, "docx": _docx, "rst": _rst, "mdx": _mdx,
 }
 
 
@@ -67,6 +83,8 @@ def extract(doc: LoadedDocument, warn: Callable[[str], None]) -> bool:
     except NoText as exc:
         warn(f"{doc.display}: {exc}")
         return False
+    if result is None:  # nothing to change (Markdown without front matter)
+        return True
     if not result.text.strip():
         raise InputError(f"no text in this {doc.format.upper()} file once parsed",
                          path=doc.display)

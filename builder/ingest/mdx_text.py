@@ -29,7 +29,7 @@ _BLANK_RUNS = re.compile(r"\n[ \t]*(?:\n[ \t]*)+\n")
 
 def mdx_to_text(source: str, display: str) -> Extracted:
     """The Markdown left of an MDX file (see the module docstring)."""
-    body, title = _strip_front_matter(source)
+    body, title, _ = strip_front_matter(source)
     out: list[str] = []
     prose: list[str] = []
     fence: str | None = None
@@ -67,17 +67,20 @@ def mdx_to_text(source: str, display: str) -> Extracted:
     return Extracted(text, markdown_blocks(text), title)
 
 
-def _strip_front_matter(source: str) -> tuple[str, str | None]:
+def strip_front_matter(source: str) -> tuple[str, str | None, bool]:
+    """(the text below a leading `---` YAML or `+++` TOML block, its `title`, whether there
+    was one). The body keeps its own leading blank lines out: it starts at its first line."""
     m = _FRONT_MATTER.match(source)
     if not m:
-        return source, None
+        return source, None, False
     closer = "---" if source.startswith("-") else "+++"
     end = re.search(rf"^(?:{re.escape(closer)}|\.\.\.)[ \t]*$", source[m.end():], re.MULTILINE)
     if end is None:
-        return source, None
+        return source, None, False
     block = source[m.end():m.end() + end.start()]
     title = _TITLE.search(block)
-    return source[m.end() + end.end():], (title.group("title").strip() or None) if title else None
+    body = source[m.end() + end.end():].lstrip("\r\n")
+    return body, (title.group("title").strip() or None) if title else None, True
 
 
 def _skip_statement(lines: list[str], k: int) -> int:

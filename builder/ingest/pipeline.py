@@ -52,7 +52,7 @@ from builder.store.documents import (
     chunk_owners, delete_document, document_index, save_document,
 )
 
-CHUNKER_VERSION = 2  # 2: code fences and tables are never split
+CHUNKER_VERSION = 3  # 2: code fences and tables are never split; 3: Markdown front matter dropped
 # Chunk in worker processes (while this one writes) once the documents to (re)chunk hold at
 # least this many characters; smaller ingests stay in one process (starting workers costs more).
 PARALLEL_MIN_CHARS = 4_000_000
