@@ -147,9 +147,46 @@ def grounded_in(answer: str, passages: list[dict], preferred: int = 0) -> int | 
     return None
 
 
+WINDOW = 1000  # characters of a chunk the reader sees, around what the question is about
+
+
+def window(text: str, centre: int, size: int = WINDOW) -> str:
+    """About `size` characters of `text` around offset `centre`, cut at line or sentence
+    boundaries. Prompt tokens are what a round trip costs on a small local model (a 1.5B reads
+    ~170 tokens/s on one core), and the reader needs the place the answer is, not the chunk."""
+    if len(text) <= size:
+        return text
+    start = max(0, min(centre - size // 2, len(text) - size))
+    end = start + size
+    cut = max(text.rfind("\n", 0, start + 1), text.rfind(". ", 0, start + 1))
+    start = cut + 1 if cut >= 0 and start - cut < 200 else start
+    stop = [i for i in (text.find("\n", end), text.find(". ", end)) if i >= 0]
+    end = min(stop) + 1 if stop and min(stop) - end < 200 else end
+    return text[start:end].strip()
+
+
+def focused(chunk: dict, question: str, evidence: str | None = None) -> dict:
+    """The chunk as the reader sees it: the window around its evidence (cited chunks) or
+    around the sentence that shares the most terms with the question (other chunks)."""
+    text = chunk["text"]
+    centre = -1
+    if evidence:
+        span = locate_span(text, evidence)
+        centre = (span[0] + span[1]) // 2 if span else -1
+    if centre < 0:
+        want = key_terms(question)
+        best = (-1, 0)
+        for m in re.finditer(r"[^.\n]+[.\n]?", text):
+            score = len(key_terms(m.group(0)) & want)
+            if score > best[0]:
+                best = (score, (m.start() + m.end()) // 2)
+        centre = best[1]
+    return {**chunk, "text": window(text, centre)}
+
+
 async def ask(ctx, question: str, chunks: list[dict]) -> Answer:
-    """One answering call over `chunks` (in that order), judged by code. No chunks: not found,
-    no call."""
+    """One answering call over `chunks` (in that order; pass them through `focused` first),
+    judged by code against the same texts. No chunks: not found, no call."""
     if not chunks:
         return Answer(status="ok")
     res = await ctx.call(PROMPT, {"passages": [{"text": c["text"]} for c in chunks],

@@ -64,6 +64,14 @@ def _cited(cand: dict, chunks: dict[str, dict]) -> list[dict]:
     return [chunks[c] for c in ids]
 
 
+def _view(cand: dict, chunk: dict) -> dict:
+    """What the reader sees of a chunk: the window around the candidate's evidence in it, or
+    around the sentence nearest the question (`roundtrip.focused`)."""
+    quote = next((e["quote"] for e in cand.get("evidence") or [] if e["chunk_id"] == chunk["id"]),
+                 None)
+    return roundtrip.focused(chunk, cand["question"], quote)
+
+
 async def _ask(ctx: RunContext, question: str, passages: list[dict]) -> roundtrip.Answer:
     answer = await roundtrip.ask(ctx, question, passages)
     if answer.status != "ok":
@@ -100,7 +108,7 @@ async def llm_checks(ctx: RunContext, cand: dict, facts: list[dict],
     ctype, q = cand["type"], cand["question"]
     if ctype == "unanswerable":
         hits = search_chunks(ctx.store, q, k=TOP_K_ABSENT)
-        got = await _ask(ctx, q, hits)
+        got = await _ask(ctx, q, [_view(cand, h) for h in hits])
         return [check("kb_does_not_answer_llm", not got.found,
                       f"chunk {got.chunk_id} answers it: {_said(got)}" if got.found else
                       ("" if not got.ungrounded else
@@ -108,7 +116,7 @@ async def llm_checks(ctx: RunContext, cand: dict, facts: list[dict],
                       source="llm", model=got.model)]
     if ctype not in ROUND_TRIP:
         return []
-    cited = _cited(cand, chunks)
+    cited = [_view(cand, c) for c in _cited(cand, chunks)]
     got = await _ask(ctx, q, cited)
     if not got.found:
         return [check("round_trip", False, "answered from the cited chunks, it finds no answer"
@@ -125,7 +133,8 @@ async def llm_checks(ctx: RunContext, cand: dict, facts: list[dict],
         # a competing answer
         top = search_chunks(ctx.store, q, k=TOP_K_UNIQUE + 1, exclude_ids=sorted(ctx.superseded))
         cited_ids = {c["id"] for c in cited}
-        passages = top + [c for c in cited if c["id"] not in {h["id"] for h in top}]
+        passages = [_view(cand, h) for h in top] + [c for c in cited
+                                                     if c["id"] not in {h["id"] for h in top}]
         alt = await _ask(ctx, q, passages)
         differs = alt.found and alt.chunk_id not in cited_ids and not agrees(cand, facts, alt.text)[0]
         out.append(check("unique_answer", not differs,

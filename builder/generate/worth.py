@@ -79,7 +79,16 @@ DEFINITION = re.compile(
     r"la|los|las|une|le|les|des|ein|eine|einen|der|die|das|um|uma|o|os|as|uno|il|lo|gli)\s.{8,})$",
     re.I)
 LABELLED = re.compile(r"^\*\*(?P<label>[^*]{1,60})\*\*\s*[:：—–-]\s*(?P<rest>\S.*)$", re.S)
+# Labels that frame a sentence rather than name a dimension ("**Resolution**: ...").
+GENERIC_LABELS = frozenset(
+    """note notes tip tips warning caution important info example examples description
+    resolution solution summary answer question problem cause fix see also nota ejemplo
+    descripción solución resumen aviso importante remarque exemple solution résumé attention
+    hinweis beispiel lösung beschreibung zusammenfassung achtung wichtig dica exemplo
+    descrição solução resumo atenção esempio descrizione soluzione riepilogo attenzione""".split())
 CODE = re.compile(r"`([^`\n]{2,60})`")
+# "`cachecontrol` or `requests-cache`": either one answers, so neither can be the answer.
+ALTERNATIVES = re.compile(r"`[^`\n]+`\s*(?:,|/|\bor\b|\bo\b|\bou\b|\boder\b)\s*`")
 _UP = "A-ZÀ-ÖØ-Þ"
 NAME = re.compile(rf"(?<![\w.])([{_UP}][\w.-]*[{_UP}][\w.-]*|[{_UP}]\w+(?:\s+[{_UP}][\w-]+)+)")
 # Admonition and callout markers a docs site puts before a sentence ("!!! note", "[!tip]").
@@ -177,21 +186,15 @@ def answer_kind(w: Worth) -> str:
 
 
 def _code_kind(name: str) -> str:
-    """What a code span names, from its shape alone."""
+    """What a code span names, from its shape alone -- only where the shape is unambiguous:
+    a hint the writer cannot trust ("a parameter" for a logger's name) ends up in the question
+    ("What parameter configures the network-level logger?")."""
     plain = name.strip("`\"'")
     if plain.startswith("-"):
         return "a command-line option"
     if plain.endswith(")"):
-        return "a function or method"
-    if re.fullmatch(r"[A-Z][A-Z0-9_]+", plain):
-        return "an environment variable or constant"
-    if re.fullmatch(r"[\w.-]*\.[a-z]{1,5}|\.\w+", plain):
-        return "a file name or an attribute"
-    if re.fullmatch(r"(\w+\.)*[A-Z]\w+", plain):
-        return "a class name"
-    if re.fullmatch(r"[a-z_][a-z0-9_]*", plain):
-        return "a parameter, option or setting name"
-    return "a name from the code"
+        return "a function or method call"
+    return "a name written in code"
 
 
 def blank(text: str, answer: str, mark: str = "[BLANK]") -> str | None:
@@ -226,7 +229,7 @@ def assess(fact: dict, common: frozenset[str] = frozenset()) -> Worth:
     if value and key_terms(value) != key_terms(text) and not _inside_a_name(text, value):
         return Worth(True, answer=value, kind="value", priority=0)
     label = LABELLED.match(raw.strip())
-    if label:
+    if label and label.group("label").strip().casefold() not in GENERIC_LABELS:
         rest = " ".join(label.group("rest").split())
         rest = re.sub(r"\*\*|__|`", "", rest).strip()
         if len(key_terms(rest)) >= 2 and len(rest.split()) <= MAX_ANSWER_WORDS:
@@ -240,7 +243,8 @@ def assess(fact: dict, common: frozenset[str] = frozenset()) -> Worth:
             return Worth(True, answer=rest, kind="definition", priority=1)
     specific = lambda phrase: bool(key_terms(phrase)) and not key_terms(phrase) <= common  # noqa: E731
     code = [m.group(1) for m in CODE.finditer(raw) if specific(m.group(1))]
-    if code and len(words) >= 4 and not key_terms(text) <= key_terms(code[0]):
+    if code and len(words) >= 4 and not key_terms(text) <= key_terms(code[0]) \
+            and not ALTERNATIVES.search(raw):
         return Worth(True, answer=code[0], kind="code", priority=2)
     if len(words) < MIN_WORDS_WITHOUT_VALUE:
         return Worth(False, "too short to ask about without a value")
