@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 
+from builder.generate.difficulty import level
 from builder.generate.models import GenerateOptions
 from builder.generate.runner import run_generate
 from builder.store.candidates import load_candidates
@@ -33,7 +34,7 @@ def test_ideal_model_yields_exactly_the_planned_mix(kb_store):
     assert any(n.startswith("difficulty reached:") for n in summary.notes)
     for c in pool:
         assert c["status"] == "pending" and c["difficulty"] in ("easy", "medium", "hard")
-        assert c["difficulty_signals"]["points"] >= 0
+        assert c["difficulty"] == level(c["difficulty_signals"]["points"])  # stored = measured
         assert c["prompts"] and c["generator_model"] == "scripted-model"
         assert c["verification"] and all(v["source"] in ("code", "llm") for v in c["verification"])
         assert c["document_id"] and (c["seed_fact_id"] or c["type"] == "unanswerable")
