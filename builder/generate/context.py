@@ -45,6 +45,7 @@ class RunContext:
     unverified: int = 0  # candidates left pending because a verifier call failed
     common: frozenset = frozenset()  # the KB's everywhere-terms (worth.common_terms)
     stale: set = field(default_factory=set)        # facts a newer statement supersedes
+    worth: Counter = field(default_factory=Counter)  # facts by answer kind, or why not asked
     superseded: set = field(default_factory=set)   # chunks of superseded document versions
     notes: list[str] = field(default_factory=list)
 

@@ -121,6 +121,9 @@ class GenerateSummary(BaseModel):
     documents: list[DocumentCoverage] = Field(default_factory=list)
     facts: int = 0
     facts_dropped: int = 0
+    facts_asked: dict[str, int] = Field(
+        default_factory=dict, description="facts by what single-hop questions can do with "
+        "them: the kind of answer code chose, or why none (worth.py)")
     facts_extractor: str = "llm"
     llm: dict = Field(default_factory=dict)
     llm_calls_by_stage: dict[str, int] = Field(default_factory=dict)

@@ -258,6 +258,10 @@ def _single_hop_facts(ctx: RunContext, all_facts: list[dict], pool: list[dict], 
     (worth.py); within a chunk, those whose answer code chooses come first (values, then labels,
     definitions and names), then the rest."""
     worth = {f["id"]: assess(f, ctx.common) for f in all_facts}
+    ctx.worth = Counter("stale: a newer statement supersedes it" if f["id"] in ctx.stale else
+                        worth[f["id"]].kind if worth[f["id"]].answer else
+                        worth[f["id"]].reason or "no answer code can choose"
+                        for f in all_facts)
     used = {c["seed_fact_id"] for c in pool if c["type"] == "single_hop"}
     for info in cstore.done_infos(ctx.store, questions.STAGE):
         used.update(info.get("fact_ids") or [])

@@ -94,6 +94,7 @@ def build_summary(ctx: RunContext, chunks: list[dict], plan: dict[str, int], *,
         difficulty={d: difficulty[d] for d in DIFFICULTIES},
         difficulty_target=ctx.options.difficulty, difficulty_short=short, documents=documents,
         facts=sum(1 for f in fact_rows if f["chunk_id"] in ids), facts_dropped=ctx.facts_dropped,
+        facts_asked=dict(ctx.worth.most_common()),
         facts_extractor=ctx.facts_mode,
         llm=_llm_summary(ctx), llm_calls_by_stage=dict(estimate or ctx.calls),
         llm_failures=sum(ctx.failures.values()), seconds=round(seconds, 2), stopped=stopped,
@@ -146,6 +147,15 @@ def render_summary(summary: GenerateSummary, console: Console) -> None:
         how = "cut out by code" if summary.facts_extractor == "text" else "extracted by the LLM"
         console.print(Text(f"Facts ({how}): {summary.facts} kept, {summary.facts_dropped} "
                            f"dropped this run ({why})"))
+        if summary.facts_asked:
+            kinds = ("value", "label", "definition", "code", "name")
+            usable = {k: v for k, v in summary.facts_asked.items() if k in kinds}
+            other = {k: v for k, v in summary.facts_asked.items() if k not in kinds}
+            console.print(Text(
+                f"Single-hop material: {sum(usable.values())} facts with an answer code can "
+                f"choose ({', '.join(f'{k} {v}' for k, v in usable.items()) or 'none'}); "
+                f"{sum(other.values())} not asked: "
+                + ("; ".join(f"{k} ({v})" for k, v in list(other.items())[:4]) or "-")))
     d = Table(title="coverage per document", title_justify="left")
     for col in ("document", "chunks", "chunks with facts", "verified"):
         d.add_column(col, justify="left" if col == "document" else "right")

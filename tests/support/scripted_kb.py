@@ -114,7 +114,8 @@ def _plain(text: str) -> str:
 
 def _cloze_fill(question: str, passages: str) -> str | None:
     """The words that fill the '___' of a cloze question, read from the passages."""
-    m = re.search(r"(?:complete|空白)[:：]?\s*[「'](.*?)[」']", question)
+    m = re.search(r"(?:complete|completan|complètent|ergänzen|空白)[:：]?\s*[「'](.*?)[」']",
+                  question)
     if not m or "___" not in m.group(1):
         return None
     before, _, after = m.group(1).partition("___")
@@ -142,7 +143,10 @@ def ideal(name: str, v, role: str):
                           for f, e, ents in FACTS[cid]]}
     if name == "questions":  # a cloze question: it asks for exactly the hidden part
         cloze = v["fact"].replace("[BLANK]", "___")
-        q = (f"哪个词填入空白：「{cloze}」？" if _is_zh(cloze) else f"Which words complete: '{cloze}'?")
+        lead = {"Spanish": "¿Qué palabras completan", "French": "Quels mots complètent",
+                "German": "Welche Wörter ergänzen"}.get(v["language"].split()[0],
+                                                        "Which words complete")
+        q = (f"哪个词填入空白：「{cloze}」？" if _is_zh(cloze) else f"{lead}: '{cloze}'?")
         for fact, evidence, _ in (f for facts in FACTS.values() for f in facts):
             if (fill := _cloze_fill(q, fact)) is not None:  # remember it for the reader
                 _asked(q, fill, evidence)
