@@ -78,7 +78,11 @@ SAME_START = 3             # ... and the answer opens with the statement's first
 
 
 def asks_for(question: str) -> str | None:
-    """"amount", "duration", "time", "who", "reason", "yes_no" or None (what/which/how...)."""
+    """"amount", "duration", "time", "who", "reason", "yes_no" or None (what/which/how...).
+    Read from the sentence that asks: "I have had the book 25 days. Am I within the loan
+    period?" asks yes or no."""
+    parts = [p for p in re.split(r"(?<=[.!?。！？])\s+", question.strip()) if p.strip()]
+    question = parts[-1] if parts else question
     for pattern, kind in _ASK_RES:
         if pattern.search(question):
             return kind
@@ -130,10 +134,12 @@ def adds_information(question: str, answer: str) -> tuple[bool, str]:
         name = answer.strip().strip("`'\"").casefold()
         new = name not in question.casefold()
         return new, "" if new else "the question contains its answer"
-    a_terms = key_terms(strip_polarity(answer))
+    if polarity(answer) is not None:
+        return True, ""  # yes or no is what a yes/no question asks; the rest is the reason
+    a_terms = key_terms(answer)
     a_nums = numbers(answer)
     if not a_terms and not a_nums:
-        return (polarity(answer) is not None, "" if polarity(answer) is not None else "empty answer")
+        return False, "empty answer"
     q_terms = key_terms(question)
     new = (a_terms - q_terms) | (a_nums - numbers(question))
     share = len(new) / max(len(a_terms | a_nums), 1)

@@ -35,6 +35,7 @@ The checks (`ANY` type unless named):
 from __future__ import annotations
 
 import re
+from decimal import Decimal
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -45,6 +46,8 @@ from builder.vocabulary import TYPES
 
 from builder.generate import answer_form, worth
 from builder.generate.absence import chunk_answering, off_domain
+from builder.generate.limits import limits
+from builder.generate.roundtrip import polarity
 from builder.generate.spans import locate_span
 from builder.generate.terms import (
     STOPWORDS, answer_target, arithmetic_closure, dates, key_terms, numbers, table_fact, tokens,
@@ -283,6 +286,26 @@ def names_section(s: Subject) -> Result:
                                     f"question does not say it asks about {heading!r}")
 
 
+def outcome_follows(s: Subject) -> Result:
+    """A reasoning item's yes/no is what its fact's limit gives for the situation the question
+    states (one number in the question that the fact does not hold): "I have 7 unused days;
+    can I carry them all over?" against "up to a maximum of 5 days" must be "No"."""
+    if not s.facts:
+        return None
+    found = limits(s.facts[0]["text"])
+    if len(found) != 1:
+        return False, "the fact sets no single numeric limit"
+    stated = numbers(s.q) - numbers(s.facts[0]["text"])
+    if len(stated) != 1:
+        return False, "the question does not state one situation value"
+    value = Decimal(stated.pop())
+    want, got = found[0].holds(value), polarity(s.a)
+    if got is None:
+        return False, "the answer does not start with yes or no"
+    return got is want, "" if got is want else (
+        f"{value} against {found[0].phrase!r} gives {'yes' if want else 'no'}")
+
+
 def _cited(s: Subject) -> list[str]:
     return s.cand.get("chunk_ids") or []
 
@@ -395,6 +418,7 @@ CHECKS: tuple[tuple[frozenset[str], Callable[[Subject], Result]], ...] = (
     (frozenset({"single_hop"}), names_section),
     (frozenset({"multi_hop"}), hops_needed),
     (frozenset({"multi_hop"}), bridge_not_named),
+    (frozenset({"reasoning"}), outcome_follows),
     (frozenset({"temporal"}), uses_newer_value),
     (frozenset({"comparative"}), states_both_values),
     (frozenset({"ambiguous"}), names_both_readings),

@@ -24,6 +24,12 @@ from builder.generate.models import EvolvedQuestion
 STAGE = "evolve"
 
 
+def yes_no_word(sentences: dict[str, str], language: str | None, yes: bool) -> str:
+    """"Yes" or "No" in `language`, from `yes_no.md` ("en: Yes | No")."""
+    words = [w.strip() for w in sentence_for(sentences, language).split("|")]
+    return words[0] if yes else words[-1]
+
+
 def ambiguous_answer(lead: str, facts: list[dict]) -> str:
     """The reference answer of an ambiguous question, written by code: the lead-in from
     `ambiguous.md`, then each reading's fact. Measured: the embedded 0.5B, asked to name both
@@ -62,13 +68,17 @@ async def evolve(ctx: RunContext, materials: list[Material], parents: dict[str, 
     todo = [m for m in materials if evolve_key(ctx, m) not in done]
     leads = load_sentences("ambiguous.md", ctx.options.prompts_dir) if any(
         m.type == "ambiguous" for m in todo) else {}
+    yes_no = load_sentences("yes_no.md", ctx.options.prompts_dir) if any(
+        m.type == "reasoning" for m in todo) else {}
     facts_prompt = ctx.prompts["facts"]
 
     async def one(m: Material) -> None:
         name = f"evolve_{m.type}"
         prompt = ctx.prompts[name]
-        result = await ctx.call(name, {**m.variables, "language": language_name(m.language)},
-                                EvolvedQuestion)
+        variables = {**m.variables, "language": language_name(m.language)}
+        if m.type == "reasoning":  # the outcome is code's: the writer phrases, never decides
+            variables["answer"] = yes_no_word(yes_no, m.language, m.info["holds"])
+        result = await ctx.call(name, variables, EvolvedQuestion)
         if not result.ok:
             return
         rows = []
@@ -77,6 +87,8 @@ async def evolve(ctx: RunContext, materials: list[Material], parents: dict[str, 
             question = unnamed(question, [m.variables["entity_a"], m.variables["entity_b"]],
                                m.variables.get("term", ""))
             answer = ambiguous_answer(sentence_for(leads, m.language), m.facts)
+        elif m.type == "reasoning":
+            answer = f"{variables['answer']}: {m.facts[0]['text']}"
         if question.strip() and answer.strip():
             seed = m.facts[0]
             rows.append(make_candidate(

@@ -11,8 +11,8 @@ and a Chinese chunk passed as "multi-hop" though one chunk answered it). Every p
 identifies the material (its evolve stage key is a hash of it). Rules, all lexical and
 deterministic:
 
-- reasoning: a fact stating a value under a condition ("within", "if", "unless", "at least",
-  ...), or two facts of one chunk that both state values (a calculation or comparison step).
+- reasoning: a fact that sets one numeric limit ("up to 5 days", "at least 4 weeks"), with a
+  situation on one side of it and the outcome, both chosen by code (limits.py).
 - multi_hop: two facts in different chunks (different documents first) that share an entity;
   shared entities come from the facts' entity lists and from FTS5 searches for each entity.
   Hop 1 is the fact that identifies the bridge, hop 2 the fact with the answer value.
@@ -39,6 +39,8 @@ from dataclasses import dataclass, field
 from itertools import combinations
 
 from builder.store.search import search_chunks
+
+from builder.generate.limits import limits, scenario
 
 from builder.generate.terms import (
     date_order_key, dates, jaccard, key_terms, numbers, value_units, without_dates,
@@ -193,19 +195,20 @@ def _fmt(f: dict) -> str:
 
 
 def pick_reasoning(facts: list[dict]) -> list[Material]:
+    """Facts that set exactly one numeric limit ("up to a maximum of 5 days", "at least 4
+    weeks' notice"), each with a situation code picked a little inside or outside it and the
+    outcome code computed (limits.py). A fact with two limits ("requests of more than 2 days
+    need at least 4 weeks' notice") is left out: which one the rule is about is not code's to
+    guess."""
     out = []
-    by_chunk: dict[str, list[dict]] = defaultdict(list)
     for f in facts:
-        if f["_vals"]:
-            by_chunk[f["chunk_id"]].append(f)
-            if f["_cond"]:
-                out.append(Material("reasoning", [f], {"facts": [{"text": _fmt(f)}]}, ("r", f["id"])))
-    for group in by_chunk.values():
-        for a, b in combinations(group, 2):
-            if a["_vals"] != b["_vals"]:
-                out.append(Material("reasoning", [a, b],
-                                    {"facts": [{"text": _fmt(a)}, {"text": _fmt(b)}]},
-                                    ("r", a["id"], b["id"])))
+        found = limits(f["text"])
+        if len(found) != 1 or f["_lang"] in ("zh", "ja", "ko"):
+            continue
+        limit = found[0]
+        value, holds = scenario(limit, f["id"])
+        out.append(Material("reasoning", [f], {"fact": _fmt(f), "situation": limit.say(value)},
+                            ("r", f["id"]), {"holds": holds, "value": str(value)}))
     return out
 
 

@@ -82,8 +82,8 @@ def _core(text: str) -> str:
 def answers_match(reference: str, got: str, question: str = "") -> tuple[bool, str]:
     """Whether a round-trip answer agrees with the reference, and why not.
 
-    - yes/no: when the reference starts with yes or no, the answer must start the same way
-      (a bare "No" with a reason is compared on its polarity first, then on its content);
+    - yes/no: when both start with yes or no, they agree when they start the same way (what
+      the reason says is the reference's own: its statement);
     - numbers: every number the reference states must be in the answer, and an answer whose
       numbers are all different states another value;
     - content terms, not counting those the question already holds (they carry no answer:
@@ -96,8 +96,10 @@ def answers_match(reference: str, got: str, question: str = "") -> tuple[bool, s
     if not got.strip():
         return False, "no answer"
     ref_pol, got_pol = polarity(reference), polarity(got)
-    if ref_pol is not None and got_pol is not None and ref_pol != got_pol:
-        return False, f"answers {'yes' if got_pol else 'no'}, the reference {'yes' if ref_pol else 'no'}"
+    if ref_pol is not None and got_pol is not None:
+        if ref_pol != got_pol:
+            return False, f"answers {'yes' if got_pol else 'no'}, the reference {'yes' if ref_pol else 'no'}"
+        return True, ""  # a yes/no question: the same yes or no is the same answer
     ref, ans = _core(reference), _core(got)
     ref_nums, got_nums = numbers(ref), numbers(ans)
     if ref_nums and not ref_nums <= got_nums:
@@ -112,8 +114,6 @@ def answers_match(reference: str, got: str, question: str = "") -> tuple[bool, s
     if not r_terms:  # "Yes." / "No." / a bare number: polarity and numbers decided it
         agree = ref_pol is not None and ref_pol == got_pol or bool(ref_nums)
         return (agree, "" if agree else "nothing to compare")
-    if ref_pol is not None and got_pol == ref_pol and not g_terms:
-        return True, ""  # "No." against "No, only on a work device": same polarity, nothing else said
     shared = r_terms & g_terms
     recall = len(shared) / len(r_terms)
     precision = len(shared) / len(g_terms) if g_terms else 0.0

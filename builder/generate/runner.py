@@ -43,6 +43,7 @@ from builder.generate.context import RunContext
 from builder.generate.material import (
     annotate, pick_all, stale_facts, superseded_chunks,
 )
+from builder.generate.checks import section_heading
 from builder.generate.models import GenerateOptions, GenerateSummary
 from builder.generate.plan import (
     chunk_budget, document_cap, select_chunks, steer_for_difficulty, type_targets,
@@ -58,10 +59,16 @@ FACTS_PER_CHUNK = 3  # single-hop facts asked per chunk per round (spread over t
 TEXT_FACTS_CHUNKS = 300  # chunks given facts per round when facts come from code
 
 
-def section_title(chunk: dict) -> str | None:
+def section_title(chunk: dict, offset: int | None = None) -> str | None:
     """"Document title > section > subsection": the context a fact's question writer sees (two
-    tables in one document, for US and Canadian prices, differ only by their section)."""
+    tables in one document, for US and Canadian prices, differ only by their section). With
+    `offset`, the section is the one the fact sits in: a chunk can hold several ("D1 -
+    Developer 1" and "D2 - Developer 2" of a rubric), and a rubric entry's question must name
+    its own level."""
     parts = [p for p in chunk.get("heading_path") or [] if p]
+    if offset is not None and (inner := section_heading(chunk["text"], offset)) \
+            and inner not in parts:
+        parts = parts[:1] + [inner] if parts else [inner]
     if chunk.get("title") and (not parts or parts[0] != chunk["title"]):
         parts.insert(0, chunk["title"])
     return " > ".join(parts) or chunk.get("title")
@@ -181,12 +188,12 @@ async def _rounds(ctx: RunContext, chunks: list[dict], plan: dict[str, int]) -> 
         selected = select_chunks(ctx.store, chunks, budget, opts.seed)
         await facts.extract_facts(ctx, selected)
         scope_ids = {c["id"] for c in chunks}
-        titles = {c["id"]: section_title(c) for c in chunks}
+        by_id = {c["id"]: c for c in chunks}
         name, version = facts.extractor(ctx)
         all_facts = [f for f in cstore.load_facts(ctx.store, prompt_version=version, prompt_name=name)
                      if f["chunk_id"] in scope_ids]
         for f in all_facts:
-            f["title"] = titles.get(f["chunk_id"])
+            f["title"] = section_title(by_id[f["chunk_id"]], f.get("evidence_start"))
         ctx.stale = stale_facts(all_facts, {c["id"]: c for c in chunks}, ctx.superseded)
         planned_doc: Counter = Counter(per_doc)
         calls_before = sum(ctx.calls.values())

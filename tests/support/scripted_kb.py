@@ -113,14 +113,21 @@ def _plain(text: str) -> str:
 
 
 def _cloze_fill(question: str, passages: str) -> str | None:
-    """The words that fill the '___' of a cloze question, read from the passages."""
-    m = re.search(r"(?:complete|completan|complètent|ergänzen|空白)[:：]?\s*[「'](.*?)[」']",
+    """The words that fill the '___' of a cloze question, read from the passages -- in the
+    section the question names in parentheses, when it names one and the passages have it."""
+    about = re.search(r"\((.+?)\):", question)
+    if about:
+        m = re.search(r"^#+\s*" + re.escape(about.group(1)) + r"\s*$(.*?)(?=^#|\Z)", passages,
+                      re.M | re.S)
+        if m:
+            passages = m.group(1)
+    m = re.search(r"(?:complete|completan|complètent|ergänzen|空白)(?: \(.*?\))?[:：]?\s*[「'](.*?)[」']",
                   question)
     if not m or "___" not in m.group(1):
         return None
     before, _, after = m.group(1).partition("___")
-    pattern = re.escape(before) + r"(.+?)" + re.escape(after)
-    hit = re.search(pattern, _plain(passages))
+    pattern = re.escape(before) + (r"(.+?)" + re.escape(after) if after.strip() else r"(.+?)\s*(?:\n|$)")
+    hit = re.search(pattern, _plain(passages), re.M)
     return hit.group(1) if hit else None
 
 
@@ -146,16 +153,16 @@ def ideal(name: str, v, role: str):
         lead = {"Spanish": "¿Qué palabras completan", "French": "Quels mots complètent",
                 "German": "Welche Wörter ergänzen"}.get(v["language"].split()[0],
                                                         "Which words complete")
-        q = (f"哪个词填入空白：「{cloze}」？" if _is_zh(cloze) else f"{lead}: '{cloze}'?")
+        about = v["title"].split(" > ")[-1].rstrip("?？")
+        q = (f"哪个词填入空白：「{cloze}」？" if _is_zh(cloze) else f"{lead} ({about}): '{cloze}'?")
         for fact, evidence, _ in (f for facts in FACTS.values() for f in facts):
             if (fill := _cloze_fill(q, fact)) is not None:  # remember it for the reader
                 _asked(q, fill, evidence)
         return {"question": q}
-    if name == "evolve_reasoning":
-        lines = _fact_lines(v["facts"])
-        q = ("What can a customer work out from the policy on "
-             + " and ".join(" ".join(line.split()[:4]) for line in lines) + "?")
-        return {"question": _asked(q, " ".join(lines), *lines), "answer": " ".join(lines)}
+    if name == "evolve_reasoning":  # the outcome is given: phrase the situation around it
+        rule = v["fact"].rstrip(".")
+        q = f"My case is {v['situation']}. Does this rule cover it: {rule}?"
+        return {"question": _asked(q, f"{v['answer']}: {v['fact']}", v["fact"])}
     if name == "evolve_multi_hop":
         bridge = set(v["bridge"].lower().split())
         words = [w for w in re.findall(r"\w+", v["fact_a"]) if w.lower() not in bridge]
@@ -188,7 +195,7 @@ def ideal(name: str, v, role: str):
     if name == "roundtrip":
         texts = _passage_texts(v["passages"])
         if (fill := _cloze_fill(v["question"], "\n".join(texts))) is not None:
-            at = next(i for i, t in enumerate(texts, 1) if fill in _plain(t))
+            at = next((i for i, t in enumerate(texts, 1) if fill in _plain(t)), 1)
             return {"passage": at, "answer": fill}
         known = ANSWERS.get(v["question"])
         if known and all(_holds(texts, e) for e in known[1]):
