@@ -423,8 +423,11 @@ def test_markdown_front_matter_is_dropped_and_gives_the_title(tmp_path):
               "We offer 25 days of holiday.\n\n## Booking\n\nUse BreatheHR.\n")
     (kb / "holiday.md").write_text(source, encoding="utf-8")
     (kb / "plain.md").write_text("---\n\nA rule, then text.\n", encoding="utf-8")  # no block
+    (kb / "index.md").write_text("---\ntitle: Leave\n---\n", encoding="utf-8")  # a section index
+    warnings = []
     with Store(tmp_path / "g.db") as store:
-        ingest_paths(store, [str(kb)])
+        ingest_paths(store, [str(kb)], warn=warnings.append)
+        assert not store.query("SELECT 1 FROM documents WHERE id = 'index.md'")
         doc = store.query("SELECT title FROM documents WHERE id = 'holiday.md'")[0]
         chunks = store.query("SELECT text, title, char_start, char_end FROM chunks "
                              "WHERE document_id = 'holiday.md' ORDER BY seq")
@@ -435,3 +438,4 @@ def test_markdown_front_matter_is_dropped_and_gives_the_title(tmp_path):
     body = source.split("---\n", 2)[2]
     assert all(body[c["char_start"]:c["char_end"]] == c["text"] for c in chunks)
     assert plain[0]["text"].startswith("---")  # a leading rule without a closing one stays
+    assert any("index.md" in w and "only front matter" in w for w in warnings)

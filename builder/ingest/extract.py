@@ -55,8 +55,8 @@ def _markdown(doc: LoadedDocument) -> Extracted | None:
     body, title, found = strip_front_matter(doc.text)
     if not found:
         return None
-    if not body.strip():
-        raise InputError("no text below the front matter", path=doc.display)
+    if not body.strip():  # a section index page of a docs site: skipped with a warning
+        raise NoText("only front matter, no text: skipped")
     return Extracted(body, markdown_blocks(body), title)
 
 
