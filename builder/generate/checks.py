@@ -286,6 +286,16 @@ def names_section(s: Subject) -> Result:
                                     f"question does not say it asks about {heading!r}")
 
 
+def term_in_both(s: Subject) -> Result:
+    """An ambiguous question uses a word that both readings' statements use: the ambiguity is
+    the knowledge base's, not invented ("How much does a pass cost?" asked of a holiday policy
+    and a payroll rule shares no word with either)."""
+    if len(s.facts) < 2:
+        return None
+    shared = key_terms(s.q) & key_terms(s.facts[0]["evidence"]) & key_terms(s.facts[1]["evidence"])
+    return bool(shared), "" if shared else "the question uses no word both readings share"
+
+
 def outcome_follows(s: Subject) -> Result:
     """A reasoning item's yes/no is what its fact's limit gives for the situation the question
     states (one number in the question that the fact does not hold): "I have 7 unused days;
@@ -423,6 +433,7 @@ CHECKS: tuple[tuple[frozenset[str], Callable[[Subject], Result]], ...] = (
     (frozenset({"comparative"}), states_both_values),
     (frozenset({"ambiguous"}), names_both_readings),
     (frozenset({"ambiguous"}), question_underspecified),
+    (frozenset({"ambiguous"}), term_in_both),
 )
 """(types it applies to, check), in the order the checks run and are recorded."""
 

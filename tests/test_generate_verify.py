@@ -1,0 +1,103 @@
+"""Verification by round trip: what each LLM check decides, and what a failed call leaves."""
+
+from __future__ import annotations
+
+import re
+
+from builder.generate.models import GenerateOptions
+from builder.generate.runner import run_generate
+from builder.llm.types import LLMResult
+from builder.store.candidates import load_candidates
+
+from tests.fakes import ScriptedLLM
+from tests.support.scripted_kb import build_kb, ideal, with_overrides
+
+
+def only(store, llm, types, n=2, **kw):
+    run_generate(store, llm, GenerateOptions(n=n, types=types, max_rounds=1, **kw))
+    return [c for c in load_candidates(store) if c["type"] in types]
+
+
+def reasons(cand):
+    return [r.split(":")[0] for r in cand["rejection_reasons"]]
+
+
+def test_a_failed_verifier_call_leaves_the_candidate_pending_for_the_next_run(kb_store):
+    store = kb_store
+    down = ScriptedLLM(with_overrides(roundtrip=lambda v: LLMResult(None, "error", error="502")))
+    summary = run_generate(store, down, GenerateOptions(n=2, types=["single_hop"], max_rounds=1))
+    cands = [c for c in load_candidates(store) if c["type"] == "single_hop"]
+    assert cands and all(c["verdict"] == "pending" for c in cands)
+    assert any("still pending" in n for n in summary.notes)
+    run_generate(store, ScriptedLLM(ideal), GenerateOptions(n=2, types=["single_hop"], max_rounds=1))
+    assert all(c["verdict"] != "pending" for c in load_candidates(store))
+
+
+def test_a_reader_that_finds_another_answer_elsewhere_rejects_the_question(kb_store):
+    store = kb_store
+
+    def elsewhere(v):  # answers from a chunk other than the cited one, whenever it can
+        texts = re.findall(r'<passage number="\d+">\n(.*?)\n</passage>', v["passages"], re.S)
+        mine = ideal("roundtrip", v, "verifier")
+        if len(texts) > 1:
+            other = next(i for i in range(1, len(texts) + 1) if i != mine["passage"])
+            return {"passage": other, "answer": texts[other - 1][:30]}
+        return mine
+
+    cands = only(store, ScriptedLLM(with_overrides(roundtrip=elsewhere)), ["single_hop"])
+    judged = [c for c in cands if c["verdict"] != "pending"]
+    assert judged and all(c["verdict"] == "failed" for c in judged)
+    assert all("unique_answer" in reasons(c) or "round_trip" in reasons(c) for c in judged)
+
+
+def test_a_multi_hop_item_one_chunk_answers_alone_is_rejected(kb_store):
+    store = kb_store
+
+    def one_chunk_will_do(v):
+        answer = ideal("roundtrip", v, "verifier")
+        if answer["passage"] == 0 and v["passages"].count("<passage") == 1:
+            text = v["passages"].split("\n")[1]
+            return {"passage": 1, "answer": text}  # quotes its lone passage whatever is asked
+        return answer
+
+    cands = only(store, ScriptedLLM(with_overrides(roundtrip=one_chunk_will_do)), ["multi_hop"], n=1)
+    judged = [c for c in cands if c["verdict"] != "pending"]
+    assert judged and all(c["verdict"] == "failed" for c in judged)
+    assert any("second_hop_needed" in reasons(c) or "hops_needed" in reasons(c) for c in judged)
+
+
+def test_an_unanswerable_item_the_reader_answers_from_the_kb_is_rejected(kb_store):
+    store = kb_store
+    question = "Do you gift wrap shipping orders?"
+    quote = lambda v: {"passage": 1, "answer": v["passages"].split("\n")[1][:40]}
+    cands = only(store, ScriptedLLM(with_overrides(
+        evolve_unanswerable_topics=lambda v: {"questions": [question]}, roundtrip=quote)),
+        ["unanswerable"], n=1)
+    assert cands and cands[0]["verdict"] == "failed"
+    assert reasons(cands[0]) == ["kb_does_not_answer_llm"]
+
+
+def test_an_answer_in_no_passage_is_not_an_answer(kb_store):
+    store = kb_store
+    question = "Do you gift wrap shipping orders?"
+    made_up = lambda v: {"passage": 1, "answer": "Yes, for five dollars with a ribbon"}
+    cands = only(store, ScriptedLLM(with_overrides(
+        evolve_unanswerable_topics=lambda v: {"questions": [question]}, roundtrip=made_up)),
+        ["unanswerable"], n=1)
+    assert cands and cands[0]["verdict"] == "passed"
+    check = next(v for v in cands[0]["verification"] if v["check"] == "kb_does_not_answer_llm")
+    assert check["passed"] and "is in no passage" in check["reason"]
+
+
+def test_temporal_round_trip_must_give_the_newer_value(kb_store):
+    store = kb_store
+    old_value = lambda v: {"passage": 2 if v["passages"].count("<passage") > 1 else 1,
+                           "answer": "30 days"} if "returns" in v["passages"] else \
+        ideal("roundtrip", v, "verifier")
+    cands = only(store, ScriptedLLM(with_overrides(
+        evolve_temporal=lambda v: {"question": "How long do I have to return an item?",
+                                   "answer": v["newer_fact"]}, roundtrip=old_value)),
+        ["temporal"], n=1)
+    judged = [c for c in cands if c["verdict"] != "pending"]
+    assert judged and all(c["verdict"] == "failed" for c in judged)
+    assert any("round_trip" in reasons(c) for c in judged)
