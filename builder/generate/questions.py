@@ -40,7 +40,7 @@ async def write_questions(ctx: RunContext, facts: list[dict]) -> None:
 
     async def one(fact: dict) -> None:
         language = fact.get("chunk_language") or fact.get("language") or "en"
-        target = answer_target(fact["text"])
+        target = answer_target(fact)
         result = await ctx.call(STAGE, {
             "fact": fact["text"], "answer": target or CHOOSE,
             "title": fact.get("title") or fact["document_id"], "language": language_name(language),

@@ -32,6 +32,7 @@ from builder.errors import InputError
 from builder.llm.types import LLM, BudgetExceeded
 from builder.store import candidates as cstore
 from builder.store.db import Store
+from builder.store.documents import list_chunks
 
 from builder.generate import (
     dedup, difficulty, estimate, evolve, facts, questions, unanswerable, verify,
@@ -75,7 +76,7 @@ async def arun_generate(store: Store, llm: LLM, options: GenerateOptions,
                         progress: Progress | None = None) -> GenerateSummary:
     started = time.monotonic()
     ctx = RunContext.create(store, llm, options, progress)
-    chunks = cstore.list_chunks(store, options.docs)
+    chunks = list_chunks(store, doc_glob=options.docs)
     if not chunks:
         where = f" matching --docs {options.docs!r}" if options.docs else ""
         raise InputError(f"no chunks{where} in {store.path}; run `golden ingest` first")
@@ -252,7 +253,7 @@ def _single_hop_facts(ctx: RunContext, all_facts: list[dict], pool: list[dict], 
     for cid in by_chunk:  # no fragments ("for store purchases, on the date on the receipt.")
         by_chunk[cid] = sorted((f for f in by_chunk[cid]
                                 if f["id"] not in used and not f["text"][:1].islower()),
-                               key=lambda f: answer_target(f["text"]) is None)
+                               key=lambda f: answer_target(f) is None)
     for d in docs:
         by_doc[d] = [cid for cid in by_doc[d] if by_chunk[cid]]
     picked: list[dict] = []

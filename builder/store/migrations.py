@@ -310,6 +310,15 @@ def m004_review_search_and_counts(db: Database) -> None:
     db.execute("INSERT INTO candidates_fts (candidates_fts) VALUES ('rebuild')")
 
 
+@migrations()
+def m005_fact_cells(db: Database) -> None:
+    """A table-cell fact keeps its cell as a record, `cell` = JSON {entity, attribute, value},
+    so later stages read the three parts instead of re-parsing the fact's text. NULL for every
+    other fact (and for facts written before this migration). Adding a nullable column is a
+    schema change only: no row is rewritten."""
+    db.execute("ALTER TABLE facts ADD COLUMN cell TEXT")
+
+
 def apply_migrations(store: "Store") -> None:
     """Bring the file to the current schema; safe when several processes open it at once."""
     if not migrations.pending(store.db):
