@@ -2,13 +2,14 @@
 
 Code picks the facts (plan.py) and, where a fact states a value, the answer too
 (`terms.answer_target`: "45 days", "$60", a table cell); the LLM only phrases the question (and
-the short answer when code chose none; if it does not, the fact itself is the answer). Measured with the embedded 0.5B on samples/: handed
-three facts per call it copied the facts as "questions" (most items rejected as containing
-their answer); one fact per call with the answer given and three examples gave a usable
-question for 7 of 10 facts at ~2 s per call (the shared prompt prefix is cached by llama.cpp).
-A strong model costs one short call per question, well inside the 3-calls-per-verified budget.
-Text after the question's first question mark is cut (`candidate.clean_question`).
-Idempotent per (fact, prompt version) through `stage_done('questions', key)`.
+the short answer when code chose none; if it does not, the fact itself is the answer). Measured
+with the embedded 0.5B on samples/: handed three facts per call it copied the facts as
+"questions" (most items rejected as containing their answer); one fact per call with the answer
+given and three examples gave a usable question for 7 of 10 facts at ~2 s per call (the shared
+prompt prefix is cached by llama.cpp). A strong model costs one short call per question, well
+inside the 3-calls-per-verified budget. Text after the question's first question mark is cut
+(`candidate.clean_question`). Idempotent per (fact, prompt version) through
+`stage_done('questions', key)`.
 """
 
 from __future__ import annotations

@@ -97,10 +97,12 @@ async def arun_generate(store: Store, llm: LLM, options: GenerateOptions,
 
 
 def _scope(ctx: RunContext, chunks: list[dict]) -> list[dict]:
+    """The candidates citing one of `chunks` (or, citing none, of one of their documents)."""
     ids = {c["id"] for c in chunks}
+    docs = {c["document_id"] for c in chunks}
     return [c for c in cstore.load_candidates(ctx.store)
-            if (set(c.get("chunk_ids") or []) & ids) or (not c.get("chunk_ids") and
-                                                           c.get("document_id") in {ch["document_id"] for ch in chunks})]
+            if (set(c.get("chunk_ids") or []) & ids)
+            or (not c.get("chunk_ids") and c.get("document_id") in docs)]
 
 
 async def _settle(ctx: RunContext, chunks: list[dict]) -> list[dict]:
