@@ -199,19 +199,19 @@ def _blocks(text: str) -> list[tuple[str, list[tuple[int, int]]]]:
     for block in line_blocks(contents):
         if block.kind == "table":
             rows = []
-            for _, cs, le in lines[block.first:block.last + 1]:
+            for _, cs, le in lines[block.start:block.end]:
                 cs += len(text[cs:le]) - len(text[cs:le].lstrip())
                 rows.append((cs, _rstrip(text, cs, le)))
             blocks.append(("table", rows))
         elif block.kind == "paragraph":
-            blocks.extend(_paragraph_blocks(text, lines, block.first, block.last))
+            blocks.extend(_paragraph_blocks(text, lines, block.start, block.end))
     return blocks
 
 
-def _paragraph_blocks(text: str, lines: list[tuple[int, int, int]], first: int, last: int
+def _paragraph_blocks(text: str, lines: list[tuple[int, int, int]], first: int, end: int
                       ) -> list[tuple[str, list[tuple[int, int]]]]:
-    """The list items and prose of paragraph lines `first`..`last`, without rules and setext
-    headings."""
+    """The list items and prose of paragraph lines `first` .. `end` (excluded), without rules
+    and setext headings."""
     blocks: list[tuple[str, list[tuple[int, int]]]] = []
     current: list | None = None  # [kind, start, end]
 
@@ -222,7 +222,7 @@ def _paragraph_blocks(text: str, lines: list[tuple[int, int, int]], first: int, 
             current = None
 
     i = first
-    while i <= last:
+    while i < end:
         _, cs, le = lines[i]
         content = text[cs:le]
         i += 1
@@ -233,7 +233,7 @@ def _paragraph_blocks(text: str, lines: list[tuple[int, int, int]], first: int, 
             close()
             current = ["item", cs + m.end(), _rstrip(text, cs, le)]
             continue
-        if current is None and i <= last and _SETEXT.match(text[lines[i][1]:lines[i][2]]):
+        if current is None and i < end and _SETEXT.match(text[lines[i][1]:lines[i][2]]):
             i += 1  # setext heading: the text line and its underline
             continue
         if current is None:

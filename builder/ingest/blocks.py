@@ -12,18 +12,9 @@ Plain text (`.txt`) has paragraphs only.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from builder.text.markdown import Block, line_blocks
 
-from builder.text.markdown import line_blocks
-
-
-@dataclass(slots=True)
-class Block:
-    kind: str  # heading | paragraph | code | table
-    start: int
-    end: int
-    level: int = 0  # heading level, 1-6
-    heading: str = ""  # heading text (without the #s)
+__all__ = ["Block", "markdown_blocks", "text_blocks"]
 
 
 def _lines(text: str) -> list[tuple[int, str]]:
@@ -41,8 +32,8 @@ def markdown_blocks(text: str) -> list[Block]:
     lines = _lines(text)
     blocks = []
     for b in line_blocks([line for _, line in lines]):
-        start = lines[b.first][0]
-        end = lines[b.last][0] + len(lines[b.last][1])
+        start = lines[b.start][0]
+        end = lines[b.end - 1][0] + len(lines[b.end - 1][1])
         if b.kind != "heading":  # a heading block is its whole line
             end = _rstrip_end(text, start, end)
         blocks.append(Block(b.kind, start, end, b.level, b.heading))

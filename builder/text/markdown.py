@@ -28,12 +28,13 @@ DELIMITER_ROW = re.compile(r"\s*\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$")
 
 
 @dataclass(slots=True)
-class LineBlock:
-    """Lines `first` .. `last` (inclusive) of the input form one block."""
+class Block:
+    """One block: `start` .. `end` are line numbers (end excluded) from `line_blocks`, and
+    character offsets once a caller maps them onto its text (`ingest.blocks.markdown_blocks`)."""
 
-    kind: str  # heading | code | table | paragraph
-    first: int
-    last: int
+    kind: str  # heading | paragraph | code | table
+    start: int
+    end: int
     level: int = 0  # heading level, 1-6
     heading: str = ""  # heading text (without the #s)
 
@@ -65,10 +66,10 @@ def table_start(run: list[str]) -> int | None:
     return piped if piped < len(run) else None
 
 
-def line_blocks(lines: list[str]) -> list[LineBlock]:
+def line_blocks(lines: list[str]) -> list[Block]:
     """The blocks of a document given as its lines (without newlines), in order; blank lines
     belong to no block."""
-    blocks: list[LineBlock] = []
+    blocks: list[Block] = []
     n = len(lines)
     i = 0
     while i < n:
@@ -77,7 +78,7 @@ def line_blocks(lines: list[str]) -> list[LineBlock]:
             i += 1
             continue
         if m := _heading(line):
-            blocks.append(LineBlock("heading", i, i, len(m.group(1)), m.group(2).strip()))
+            blocks.append(Block("heading", i, i + 1, len(m.group(1)), m.group(2).strip()))
             i += 1
             continue
         if fence := _fence(line):
@@ -86,7 +87,7 @@ def line_blocks(lines: list[str]) -> list[LineBlock]:
             while j < n and not fence_closes(lines[j], marker):
                 j += 1
             last = min(j, n - 1)
-            blocks.append(LineBlock("code", i, last))
+            blocks.append(Block("code", i, last + 1))
             i = last + 1
             continue
         j = i + 1
@@ -97,11 +98,11 @@ def line_blocks(lines: list[str]) -> list[LineBlock]:
             j += 1
         start = table_start(lines[i:j])
         if start is None:
-            blocks.append(LineBlock("paragraph", i, j - 1))
+            blocks.append(Block("paragraph", i, j))
         else:
             if start:
-                blocks.append(LineBlock("paragraph", i, i + start - 1))
-            blocks.append(LineBlock("table", i + start, j - 1))
+                blocks.append(Block("paragraph", i, i + start))
+            blocks.append(Block("table", i + start, j))
         i = j
     return blocks
 
