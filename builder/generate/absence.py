@@ -13,9 +13,9 @@ synonym of a covered topic passes it, which is why the LLM check and the reviewe
 
 from __future__ import annotations
 
-from builder.store.search import search_chunks
+from builder.store.search import absent_terms, search_chunks
 
-from builder.generate.terms import holds_all_terms
+from builder.generate.terms import STOPWORDS, holds_all_terms, tokens
 
 TOP_K = 5  # chunks of the whole KB the code check reads
 
@@ -26,4 +26,31 @@ def chunk_answering(store, question: str) -> dict | None:
     for hit in search_chunks(store, question, k=TOP_K):
         if holds_all_terms(question, hit["text"] + " " + (hit.get("title") or "")):
             return hit
+    return None
+
+
+MIN_KNOWN_WORDS = 2      # an in-domain question uses at least this many of the KB's words ...
+MIN_KNOWN_SHARE = 0.5    # ... and they are at least half of its content words
+
+
+def content_words(text: str) -> list[str]:
+    """The question's words that carry content (no stopwords, no bare numbers), in order."""
+    return [t for t in dict.fromkeys(tokens(text)) if t not in STOPWORDS and not t.isdigit()]
+
+
+def off_domain(store, question: str) -> str | None:
+    """Why an unanswerable question is not one a user of THIS knowledge base would ask, or None.
+
+    A defensive item tests that the RAG system refuses what its documents do not cover; "Are you
+    a vegetarian?" for an HR handbook tests nothing (seen in earlier runs). So the question must
+    use the knowledge base's own vocabulary: at least MIN_KNOWN_WORDS of its content words occur
+    in the KB, and they are at least MIN_KNOWN_SHARE of them."""
+    words = content_words(question)
+    if not words:
+        return "no content words"
+    missing = set(absent_terms(store, words))
+    known = [w for w in words if w not in missing]
+    if len(known) < MIN_KNOWN_WORDS or len(known) / len(words) < MIN_KNOWN_SHARE:
+        return (f"off the knowledge base's topics: only {len(known)} of its {len(words)} content "
+                "words occur in it")
     return None

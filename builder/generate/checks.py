@@ -43,7 +43,8 @@ from builder.store.search import absent_terms, phrase_share
 from builder.text.language import detect_language
 from builder.vocabulary import TYPES
 
-from builder.generate.absence import chunk_answering
+from builder.generate import answer_form
+from builder.generate.absence import chunk_answering, off_domain
 from builder.generate.spans import locate_span
 from builder.generate.terms import (
     STOPWORDS, answer_target, arithmetic_closure, dates, key_terms, numbers, tokens, without_dates,
@@ -54,7 +55,12 @@ CONTEXT_PHRASES = re.compile(
     r"following )?(text|context|passage|document|article|excerpt|snippet|fact|facts|statement)s?\b"
     r"|\bthe (text|passage|context|document) (says|states|mentions)\b"
     r"|\b(mentioned|stated) (above|earlier)\b"
-    r"|根据(上下文|文本|上文|段落|文章|材料|文档|以上|资料)|文中|上文|本文|该段|段落中|材料中", re.I)
+    r"|根据(上下文|文本|上文|段落|文章|材料|文档|以上|资料)|文中|上文|本文|该段|段落中|材料中"
+    r"|\b(según|de acuerdo con) (el|la|los|las) (texto|contexto|pasaje|documento|fragmento)s?\b"
+    r"|\b(selon|d'après) (le|la|les) (texte|contexte|passage|document|extrait)s?\b"
+    r"|\b(laut|gemäß) (dem|der|den) (text|kontext|abschnitt|dokument)\b"
+    r"|\b(segundo|de acordo com) (o|a|os|as) (texto|contexto|trecho|documento)s?\b"
+    r"|\b(secondo|in base al) (il |la )?(testo|contesto|passaggio|documento)\b", re.I)
 YES_NO = re.compile(r"^(is|are|was|were|do|does|did|can|could|will|would|should|has|have|had|"
                     r"may|must)\b", re.I)
 MAX_QUESTION = 300
@@ -123,6 +129,12 @@ def language(s: Subject) -> Result:
     return got == want, "" if got == want else f"question is in {got}, chunk is {want}"
 
 
+def in_domain(s: Subject) -> Result:
+    """An unanswerable question a user of this KB would ask: in the KB's vocabulary (absence.py)."""
+    why = off_domain(s.store, s.q)
+    return why is None, why or ""
+
+
 def kb_does_not_answer(s: Subject) -> Result:
     hit = chunk_answering(s.store, s.q)
     return hit is None, f"chunk {hit['id']} contains every term of the question" if hit else ""
@@ -150,6 +162,43 @@ def answer_not_in_question(s: Subject) -> Result:
         inside = bool(s.answer_terms) and (s.answer_terms <= key_terms(s.q) or
                                            (len(a) >= 3 and a.casefold() in s.q.casefold()))
     return not inside, "the question contains its answer" if inside else ""
+
+
+def answer_adds_information(s: Subject) -> Result:
+    """Not a tautology: most of the answer is not already in the question (answer_form.py)."""
+    return answer_form.adds_information(s.q, s.a)
+
+
+def answer_in_evidence(s: Subject) -> Result:
+    """A single-hop answer is stated by its evidence: 80% of its terms and all its numbers
+    (the question's words do not count: they may come from the section heading)."""
+    terms = key_terms(answer_form.strip_polarity(s.a)) - key_terms(s.q)
+    if not terms:
+        return None
+    share = len(terms & key_terms(s.evidence_text)) / len(terms)
+    return share >= 0.8, "" if share >= 0.8 else f"only {share:.0%} of the answer is in its evidence"
+
+
+def answer_fits_question(s: Subject) -> Result:
+    """The answer is the kind the question asks for: an amount, a time, a yes/no ..."""
+    return answer_form.fits_question(s.q, s.a)
+
+
+def not_sentence_copy(s: Subject) -> Result:
+    """A single-hop answer is a part of its statement, not the whole statement restated."""
+    statement = s.facts[0]["evidence"] if s.facts else s.evidence_text
+    return answer_form.not_sentence_copy(s.q, s.a, statement)
+
+
+def standalone_question(s: Subject) -> Result:
+    """No "this section" / "the text above": users of the RAG system see no document."""
+    return answer_form.standalone(s.q)
+
+
+def not_an_example(s: Subject) -> Result:
+    """Not (nearly) a question of the writing prompt's worked example, whatever the KB holds."""
+    examples = answer_form.example_questions(s.example_text)
+    return answer_form.not_an_example(s.q, examples) if examples else None
 
 
 def no_example_words(s: Subject) -> Result:
@@ -283,11 +332,18 @@ CHECKS: tuple[tuple[frozenset[str], Callable[[Subject], Result]], ...] = (
     (ANY, no_context_phrases),
     (ANY, length),
     (ANY, language),
+    (frozenset({"unanswerable"}), in_domain),
     (frozenset({"unanswerable"}), kb_does_not_answer),
     (ANSWERABLE, numbers_grounded),
     (ANSWERABLE, answer_supported),
-    (ANSWERABLE, answer_not_in_question),
-    (ANSWERABLE, no_example_words),
+    (frozenset({"comparative", "temporal", "ambiguous"}), answer_not_in_question),
+    (frozenset({"single_hop", "reasoning", "multi_hop"}), answer_adds_information),
+    (frozenset({"single_hop"}), answer_in_evidence),
+    (frozenset({"single_hop", "reasoning", "multi_hop"}), answer_fits_question),
+    (frozenset({"single_hop"}), not_sentence_copy),
+    (ANY, standalone_question),
+    (ANY, not_an_example),
+    (ANY, no_example_words),
     (frozenset({"single_hop"}), names_subject),
     (frozenset({"multi_hop"}), hops_needed),
     (frozenset({"multi_hop"}), bridge_not_named),

@@ -82,6 +82,10 @@ def build_summary(ctx: RunContext, chunks: list[dict], plan: dict[str, int], *,
         verdict = ("short: " + ", ".join(f"{d} by {k}" for d, k in short.items())) if short \
             else "on target"
         notes.append(f"difficulty reached: {mix}; {verdict}")
+    pending = sum(1 for c in pool if c["verdict"] == "pending")
+    if pending and not dry_run:
+        notes.append(f"{pending} candidates are still pending: their verifier call failed; "
+                     "run the same command again to retry them")
     if estimate:
         notes.append("dry run: estimated calls per stage " +
                      ", ".join(f"{k}={v}" for k, v in estimate.items()))

@@ -43,7 +43,7 @@ from builder.store import candidates as cstore
 from builder.store.search import absent_terms, phrase_in_kb, search_chunks
 from builder.text.language import detect_language, language_name
 
-from builder.generate.absence import chunk_answering
+from builder.generate.absence import chunk_answering, content_words, off_domain
 from builder.generate.candidate import clean_question, make_candidate, stable_id
 from builder.generate.context import RunContext, run_units
 from builder.generate.models import InventedEntityQuestion, ProposedQuestions
@@ -100,10 +100,6 @@ def majority_language(chunks: list[dict]) -> str:
     return counts.most_common(1)[0][0] if counts else "en"
 
 
-def content_words(text: str) -> list[str]:
-    return [t for t in dict.fromkeys(tokens(text)) if t not in STOPWORDS and not t.isdigit()]
-
-
 def screen(store, question: str, language: str) -> str | None:
     """Why a proposed question cannot be an unanswerable candidate, or None when it can."""
     if not question.endswith(("?", "？")) or len(question) < 8:
@@ -112,6 +108,8 @@ def screen(store, question: str, language: str) -> str | None:
         return "wrong language"
     if chunk_answering(store, question) is not None:
         return "a chunk contains every term"
+    if why := off_domain(store, question):
+        return why
     return None
 
 

@@ -3,10 +3,10 @@ beside them (`refusals.md`, `ambiguous.md`).
 
 File format (plain text, UTF-8)::
 
-    name: verify_grounded
-    version: 2
+    name: roundtrip
+    version: 1
     --- system
-    You check numbered items ...
+    You answer a question using only the numbered passages ...
     --- user
     {{passages}}
     --- list passages
