@@ -32,7 +32,6 @@ import sqlite3
 import subprocess
 import sys
 import time
-import tomllib
 from collections import Counter
 from pathlib import Path
 
@@ -106,12 +105,13 @@ def reset_generated(db: Path) -> None:
 def read_run(db: Path, since: str | None) -> dict:
     from builder.store import candidates as cstore
     from builder.store.db import Store
+    from builder.store.documents import list_chunks
 
     with Store(db) as store:
         cands = cstore.load_candidates(store)
         calls = store.query("SELECT stage, status FROM llm_calls" +
                             (" WHERE created_at >= ?" if since else ""), [since] if since else [])
-        chunks = {c["id"]: c for c in cstore.list_chunks(store)}
+        chunks = {c["id"]: c for c in list_chunks(store)}
     return {"candidates": cands, "calls": calls, "chunks": chunks}
 
 

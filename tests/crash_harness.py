@@ -195,8 +195,9 @@ def crash_job(workdir: Path, *, kills: int, seed: int, n: int = 12,
               latency: tuple[float, float] = (0.05, 0.2), concurrency: int = 2,
               reference: bool = True, first_stage: str | None = None,
               faults: dict[str, float] | None = None, say=print) -> JobReport:
-    """One job killed `kills` times (see the module doc). `seed` drives the kill moments; `first_stage` (a prompt name prefix: facts, questions, evolve,
-    verify) makes the first kill land while that stage's requests are in flight. `faults`
+    """One job killed `kills` times (see the module doc). `seed` drives the kill moments;
+    `first_stage` (a prompt name prefix: facts, questions, evolve, verify) makes the first kill
+    land while that stage's requests are in flight. `faults`
     (rates, see StubEndpoint) are injected in the killed runs too, with max_retries = 2 and
     Retry-After 0 so back-off stays short."""
     workdir.mkdir(parents=True, exist_ok=True)

@@ -12,6 +12,7 @@ import jsonschema
 import pytest
 
 from builder.cli import main
+from builder.errors import JobError
 from builder.export import ExportOptions, export_dataset
 from builder.export.manifest import manifest_json_schema
 from tests.support.rows import accepted_candidate, add_tags, export_store, insert_rows
@@ -270,7 +271,7 @@ def test_failure_mid_export_leaves_no_file(tmp_path):
     db = tmp_path / "g.db"
     store = export_store(db)
     insert_rows(store, "candidates", [accepted_candidate("ok"), accepted_candidate("stale", chunk_ids=["gone#0"])])
-    with pytest.raises(Exception, match="gone#0"):
+    with pytest.raises(JobError, match="candidate stale cites chunk 'gone#0'"):
         export_dataset(store, ExportOptions(out=tmp_path / "g.jsonl",
                                             split={"train": 0.5, "test": 0.5}))
     assert [p.name for p in tmp_path.iterdir() if not p.name.startswith("g.db")] == []

@@ -15,7 +15,8 @@ from builder.generate.statements import extract_statements
 from builder.generate.unanswerable import (
     invented_name_problem, new_sibling_name, outline, propose, screen, sibling_groups,
 )
-from builder.store.candidates import list_chunks, load_candidates
+from builder.store.candidates import load_candidates
+from builder.store.documents import list_chunks
 from builder.store.search import absent_terms
 
 from tests.fakes import ScriptedLLM
@@ -94,13 +95,18 @@ def test_outline_lists_titles_and_headings():
 
 
 def test_answer_target_picks_the_value():
-    assert answer_target("Most items can be returned within 45 days of purchase.") == "45 days"
-    assert answer_target("Gold — Annual fee: $60 (US) / CA$75 (Canada)") == "$60 (US) / CA$75 (Canada)"
-    assert answer_target("The Denver store opened on September 14, 2024.") == "September 14, 2024"
-    assert answer_target("A restocking fee of 10% applies to opened items.") == "10%"
-    assert answer_target("Express to Canada costs CA$29.95.") == "CA$29.95"
-    assert answer_target("标准配送需要5天送达。") == "5天"
-    assert answer_target("Pickup is free at every store.") is None
+    def target(text, cell=None):
+        return answer_target({"text": text, "cell": cell})
+
+    assert target("Most items can be returned within 45 days of purchase.") == "45 days"
+    assert target("Gold — Annual fee: $60 (US) / CA$75 (Canada)",
+                  {"entity": "Gold", "attribute": "Annual fee",
+                   "value": "$60 (US) / CA$75 (Canada)"}) == "$60 (US) / CA$75 (Canada)"
+    assert target("The Denver store opened on September 14, 2024.") == "September 14, 2024"
+    assert target("A restocking fee of 10% applies to opened items.") == "10%"
+    assert target("Express to Canada costs CA$29.95.") == "CA$29.95"
+    assert target("标准配送需要5天送达。") == "5天"
+    assert target("Pickup is free at every store.") is None
 
 
 def test_clean_question_cuts_what_follows_the_question():
@@ -319,7 +325,7 @@ def test_a_value_question_must_name_a_subject_of_its_fact(tmp_path):
     store = build_kb(tmp_path / "g.db", TABLE_KB)
     cand, facts = _cell_candidate(store, "What is the address?")
     fact = dict(facts[0], text="Express costs $18.95 and takes 2 business days.",
-                entities=["Express"])
+                entities=["Express"], cell=None)  # a prose fact: no table cell record
     cand["answer"] = "$18.95"
     assert _checks(store, cand, [fact])["names_subject"]["passed"] is False
     cand["question"] = "What does Express shipping cost?"

@@ -14,7 +14,7 @@ from builder.generate.statements import (
 )
 from builder.generate.terms import dates, key_terms
 from builder.ingest.pipeline import ingest_paths
-from builder.store.candidates import list_chunks
+from builder.store.documents import list_chunks
 from builder.store.db import Store
 
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"
@@ -214,3 +214,24 @@ def test_questions_short_and_overlong_pieces_are_dropped_and_counted():
     rows, dropped = extract_statements_counted(chunk(text))
     assert [r["text"] for r in rows] == ["Gold members have 90 days."]
     assert dropped == 3
+
+
+def test_a_table_cell_fact_carries_its_cell_as_a_record():
+    rows = extract_statements(chunk(
+        "Plans:\n\n| Plan | Fee: yearly | Notes |\n|---|---|---|\n"
+        "| Gold — Plus | $60 | Includes express shipping for every order. |\n\n"
+        "The Gold plan renews every year on the same day."))
+    cells = {r["text"]: r["cell"] for r in rows}
+    # the record keeps each part exactly, even where the text's separators recur inside a part
+    assert cells["Gold — Plus — Fee: yearly: $60"] == {
+        "entity": "Gold — Plus", "attribute": "Fee: yearly", "value": "$60"}
+    assert cells["The Gold plan renews every year on the same day."] is None
+
+
+def test_tables_without_outer_pipes_and_after_a_paragraph_are_tables():
+    # the chunker reads these as tables (builder.text.markdown), and so does the splitter
+    assert texts("Plan | Fee\n---|---\nGold | $60\nBasic | free of charge\n") == [
+        "Gold — Fee: $60", "Basic — Fee: free of charge"]
+    assert texts("Our membership prices are listed here.\n| Plan | Fee |\n|---|---|\n"
+                 "| Gold | $60 |\n") == ["Our membership prices are listed here.",
+                                        "Gold — Fee: $60"]

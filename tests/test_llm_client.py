@@ -210,7 +210,8 @@ async def test_empty_reply(store):
 # -- faults ---------------------------------------------------------------------------------
 
 async def test_429_honours_retry_after(store, sleeps):
-    endpoint = Endpoint(error(429, headers={"retry-after": "7"}), error(429, headers={"retry-after-ms": "1500"}), ok(GOOD))
+    endpoint = Endpoint(error(429, headers={"retry-after": "7"}),
+                        error(429, headers={"retry-after-ms": "1500"}), ok(GOOD))
     client = make_client(store, endpoint, sleeps)
     assert (await ask(client)).ok
     assert sleeps == [7.0, 1.5]

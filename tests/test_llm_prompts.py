@@ -88,7 +88,8 @@ def test_one_folder_rule_for_prompts_and_sentence_files(tmp_path, monkeypatch):
 def test_an_override_list_must_use_fields_the_stage_passes(tmp_path):
     bundled = open(load_prompt("roundtrip").source, encoding="utf-8").read()
     (tmp_path / "roundtrip.prompt").write_text(
-        bundled.replace("{{text}}", "{{text}} ({{source}})"), encoding="utf-8")
+        bundled.replace("{{text}}\n</passage>", "{{text}} ({{source}})\n</passage>"),
+        encoding="utf-8")
     with pytest.raises(InputError, match=r"roundtrip.prompt:\d+: unknown placeholder "
                                          r"\{\{source\}\}; each of the roundtrip "
                                          r"prompt's passages has number, text"):

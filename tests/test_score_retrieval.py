@@ -52,6 +52,7 @@ def test_missing_queries_dropped_unless_complete_and_unjudged_run_queries_ignore
 
 def test_empty_ranking_scores_zero():
     m = query_metrics([], {"a": 1}, (5,))
+    assert {"hit_rate@5", "mrr@5", "recall@5", "precision@5", "ndcg@5", "map", "mrr"} <= set(m)
     assert all(v == 0 for v in m.values())
 
 

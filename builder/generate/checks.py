@@ -50,8 +50,7 @@ from builder.generate.limits import limits
 from builder.generate.roundtrip import polarity
 from builder.generate.spans import locate_span
 from builder.generate.terms import (
-    STOPWORDS, answer_target, arithmetic_closure, dates, key_terms, numbers, table_fact, tokens,
-    without_dates,
+    STOPWORDS, answer_target, arithmetic_closure, dates, key_terms, numbers, tokens, without_dates,
 )
 
 CONTEXT_PHRASES = re.compile(
@@ -229,11 +228,11 @@ def names_subject(s: Subject) -> Result:
     business itself: "Northwind"). No check when the answer is not a value of the fact."""
     if not s.facts:
         return None
-    text = s.facts[0]["text"]
-    if cell := table_fact(text):
-        subjects = [cell[0]]
-    elif (target := answer_target(text)) and target.strip() == s.a.strip():
-        subjects = [e for e in s.facts[0].get("entities") or [] if phrase_share(s.store, e) < 0.2]
+    fact = s.facts[0]
+    if fact.get("cell"):
+        subjects = [fact["cell"]["entity"]]
+    elif (target := answer_target(fact)) and target.strip() == s.a.strip():
+        subjects = [e for e in fact.get("entities") or [] if phrase_share(s.store, e) < 0.2]
     else:
         return None
     if not subjects:

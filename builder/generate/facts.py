@@ -103,7 +103,7 @@ def ground_facts(chunk: dict, extracted: list[ExtractedFact], *, prompt_name: st
             "chunk_id": chunk["id"], "seq": seq, "text": claim, "evidence": evidence,
             "evidence_start": span[0], "evidence_end": span[1], "entities": entities,
             "dates": stated, "language": language, "prompt_name": prompt_name,
-            "prompt_version": prompt_version, "llm_call_id": call_id,
+            "prompt_version": prompt_version, "llm_call_id": call_id, "cell": None,
         })
     return rows, dropped
 

@@ -34,6 +34,7 @@ from builder.errors import InputError
 from builder.llm.types import LLM, BudgetExceeded
 from builder.store import candidates as cstore
 from builder.store.db import Store
+from builder.store.documents import list_chunks
 
 from builder.generate import (
     dedup, difficulty, estimate, evolve, facts, questions, unanswerable, verify,
@@ -86,7 +87,7 @@ async def arun_generate(store: Store, llm: LLM, options: GenerateOptions,
                         progress: Progress | None = None) -> GenerateSummary:
     started = time.monotonic()
     ctx = RunContext.create(store, llm, options, progress)
-    chunks = cstore.list_chunks(store, options.docs)
+    chunks = list_chunks(store, doc_glob=options.docs)
     if not chunks:
         where = f" matching --docs {options.docs!r}" if options.docs else ""
         raise InputError(f"no chunks{where} in {store.path}; run `golden ingest` first")
@@ -107,10 +108,12 @@ async def arun_generate(store: Store, llm: LLM, options: GenerateOptions,
 
 
 def _scope(ctx: RunContext, chunks: list[dict]) -> list[dict]:
+    """The candidates citing one of `chunks` (or, citing none, of one of their documents)."""
     ids = {c["id"] for c in chunks}
+    docs = {c["document_id"] for c in chunks}
     return [c for c in cstore.load_candidates(ctx.store)
-            if (set(c.get("chunk_ids") or []) & ids) or (not c.get("chunk_ids") and
-                                                           c.get("document_id") in {ch["document_id"] for ch in chunks})]
+            if (set(c.get("chunk_ids") or []) & ids)
+            or (not c.get("chunk_ids") and c.get("document_id") in docs)]
 
 
 async def _settle(ctx: RunContext, chunks: list[dict]) -> list[dict]:

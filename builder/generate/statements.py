@@ -8,7 +8,8 @@ every later stage consumes them unchanged.
 Guarantees, for every row of `extract_statements(chunk)`:
 - `chunk["text"][evidence_start:evidence_end] == evidence` (verbatim, Markdown included);
 - `text` is the statement with Markdown emphasis/code/link markup removed and whitespace
-  collapsed (table facts: "{entity} — {attribute}: {value}");
+  collapsed (table facts: "{entity} — {attribute}: {value}", with the same three as the
+  record `cell`; every other row has `cell` None);
 - every entity has key terms, all of them among the chunk's key terms;
 - `dates == terms.dates(evidence)`;
 - deterministic: the same chunk gives the same rows and ids, in document order.
@@ -36,12 +37,14 @@ from __future__ import annotations
 import re
 
 from builder.text.language import HAN, HAN_CHAR, detect_language
+from builder.text.markdown import DELIMITER_ROW, cell_spans, line_blocks
 
 from builder.generate.candidate import stable_id
 from builder.generate.terms import STOPWORDS, dates, key_terms
 
 EXTRACTOR = "statements"
-VERSION = "2"  # 2: a table fact's evidence is its cell, not the row
+VERSION = "3"  # 2: a table fact's evidence is its cell, not the row. 3: the cell as a record;
+               # blocks read by builder.text.markdown (GFM tables without leading pipes)
 
 MIN_TERMS = 2
 MIN_WORDS = 4
@@ -54,12 +57,8 @@ _CJK_CHAR = HAN_CHAR
 
 # -- line kinds ------------------------------------------------------------------------------
 _QUOTE = re.compile(r"[ \t]{0,3}>[ \t]?")
-_FENCE = re.compile(r"[ \t]*(`{3,}|~{3,})")
-_HEADING = re.compile(r"[ \t]{0,3}#{1,6}(?:[ \t]|$)")
 _RULE = re.compile(r"[ \t]{0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$")
 _SETEXT = re.compile(r"[ \t]{0,3}(?:=+|-+)[ \t]*$")
-_TABLE = re.compile(r"[ \t]*\|")
-_TABLE_SEP = re.compile(r"[ \t]*\|?(?:[ \t]*:?-+:?[ \t]*\|)+[ \t]*(?::?-+:?[ \t]*)?$")
 _ITEM = re.compile(r"([ \t]*)(?:[-*+]|\d{1,3}[.)])[ \t]+(?=\S)")
 _LINK_ONLY = re.compile(
     r"\s*(?:!?\[[^\]]*\]\([^)]*\)|<[a-z]+:[^>\s]+>|[a-z]+://\S+)\s*[.,;:]?\s*$", re.I)
@@ -139,7 +138,8 @@ def extract_statements_counted(chunk: dict) -> tuple[list[dict], int]:
     seen: set[str] = set()
     dropped = 0
 
-    def add(claim: str, start: int, end: int, entities: list[str]) -> None:
+    def add(claim: str, start: int, end: int, entities: list[str], cell: dict | None = None
+            ) -> None:
         if claim.casefold() in seen:
             return
         seen.add(claim.casefold())
@@ -151,13 +151,13 @@ def extract_statements_counted(chunk: dict) -> tuple[list[dict], int]:
             "evidence_start": start, "evidence_end": end,
             "entities": [e for e in entities if _grounded(e, chunk_terms)][:MAX_ENTITIES],
             "dates": dates(evidence), "language": language, "prompt_name": EXTRACTOR,
-            "prompt_version": VERSION, "llm_call_id": None,
+            "prompt_version": VERSION, "llm_call_id": None, "cell": cell,
         })
 
     for kind, spans in blocks:
         if kind == "table":
-            for claim, start, end, entity in _table_facts(text, spans):
-                add(claim, start, end, [entity])
+            for claim, start, end, entity, cell in _table_facts(text, spans):
+                add(claim, start, end, [entity], cell)
             continue
         start, end = spans[0]
         for s, e in _pieces(text, start, end):
@@ -188,11 +188,31 @@ def _lines(text: str) -> list[tuple[int, int, int]]:
 def _blocks(text: str) -> list[tuple[str, list[tuple[int, int]]]]:
     """("prose" | "item", [(start, end)]) or ("table", [(start, end) per row]), in order.
 
-    Prose and item spans run from the first content character to the last; table spans are
-    whole row lines without leading/trailing whitespace."""
+    Headings, fenced code, tables and paragraphs are read by `builder.text.markdown.line_blocks`
+    (the chunker's reading), on each line's content after block-quote markers; a paragraph is
+    then cut into list items and prose here, and its rules and setext headings dropped. Prose
+    and item spans run from the first content character to the last; table spans are whole row
+    lines without leading/trailing whitespace."""
     lines = _lines(text)
+    contents = [text[cs:le] for _, cs, le in lines]
     blocks: list[tuple[str, list[tuple[int, int]]]] = []
-    fence: str | None = None
+    for block in line_blocks(contents):
+        if block.kind == "table":
+            rows = []
+            for _, cs, le in lines[block.start:block.end]:
+                cs += len(text[cs:le]) - len(text[cs:le].lstrip())
+                rows.append((cs, _rstrip(text, cs, le)))
+            blocks.append(("table", rows))
+        elif block.kind == "paragraph":
+            blocks.extend(_paragraph_blocks(text, lines, block.start, block.end))
+    return blocks
+
+
+def _paragraph_blocks(text: str, lines: list[tuple[int, int, int]], first: int, end: int
+                      ) -> list[tuple[str, list[tuple[int, int]]]]:
+    """The list items and prose of paragraph lines `first` .. `end` (excluded), without rules
+    and setext headings."""
+    blocks: list[tuple[str, list[tuple[int, int]]]] = []
     current: list | None = None  # [kind, start, end]
 
     def close() -> None:
@@ -201,45 +221,19 @@ def _blocks(text: str) -> list[tuple[str, list[tuple[int, int]]]]:
             blocks.append((current[0], [(current[1], current[2])]))
             current = None
 
-    i = 0
-    while i < len(lines):
+    i = first
+    while i < end:
         _, cs, le = lines[i]
         content = text[cs:le]
         i += 1
-        if fence is not None:
-            m = _FENCE.match(content)
-            if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) \
-                    and not content[m.end():].strip():
-                fence = None
-            continue
-        if m := _FENCE.match(content):
+        if _RULE.match(content):
             close()
-            fence = m.group(1)
-            continue
-        if not content.strip():
-            close()
-            continue
-        if _HEADING.match(content) or _RULE.match(content):
-            close()
-            continue
-        if _TABLE.match(content):
-            close()
-            rows = []
-            j = i - 1
-            while j < len(lines) and _TABLE.match(text[lines[j][1]:lines[j][2]]):
-                rs, re_ = lines[j][1], lines[j][2]
-                rs += len(text[rs:re_]) - len(text[rs:re_].lstrip())
-                rows.append((rs, rs + len(text[rs:re_].strip())))
-                j += 1
-            blocks.append(("table", rows))
-            i = j
             continue
         if m := _ITEM.match(content):
             close()
             current = ["item", cs + m.end(), _rstrip(text, cs, le)]
             continue
-        if current is None and i < len(lines) and _SETEXT.match(text[lines[i][1]:lines[i][2]]) \
-                and content.strip():
+        if current is None and i < end and _SETEXT.match(text[lines[i][1]:lines[i][2]]):
             i += 1  # setext heading: the text line and its underline
             continue
         if current is None:
@@ -422,58 +416,30 @@ def _entities(raw: str, claim: str, names_in_chunk: set[str]) -> list[str]:
 def _cells(row: str) -> list[str]:
     """Cells of one pipe-table row as plain text; `\\|` and pipes inside backticks do not
     split (see `_cell_spans`)."""
-    return [plain(row[s:e].replace("\\|", "|")) for s, e in _cell_spans(row)]
+    return [plain(row[s:e].replace("\\|", "|")) for s, e in cell_spans(row)]
 
 
-def _cell_spans(row: str) -> list[tuple[int, int]]:
-    """(start, end) of each cell of `row`, whitespace trimmed: split at pipes, except an
-    escaped `\\|` and pipes inside backticks; the row's outer pipes are not cell borders."""
-    spans, in_code = [], False
-    lead = len(row) - len(row.lstrip())
-    body_end = len(row.rstrip())
-    i = lead + 1 if row[lead:lead + 1] == "|" else lead
-    start = i
-    while i < body_end:
-        ch = row[i]
-        if ch == "\\" and row[i + 1:i + 2] == "|":
-            i += 2
-            continue
-        if ch == "`":
-            in_code = not in_code
-        if ch == "|" and not in_code:
-            spans.append((start, i))
-            start = i + 1
-        i += 1
-    if start < body_end:
-        spans.append((start, body_end))
-    out = []
-    for s, e in spans:
-        while s < e and row[s].isspace():
-            s += 1
-        while e > s and row[e - 1].isspace():
-            e -= 1
-        out.append((s, e))
-    return out
-
-
-def _table_facts(text: str, rows: list[tuple[int, int]]) -> list[tuple[str, int, int, str]]:
-    """(fact text, cell start, cell end, entity) for every non-empty body cell outside the
-    first column: the evidence is the cell itself, so a row's other values (Basic's "Free" next
-    to Gold's "$60") never count as this fact's. Without a header (a piece of a long table),
-    "{first cell}: {value}"."""
+def _table_facts(text: str, rows: list[tuple[int, int]]
+                 ) -> list[tuple[str, int, int, str, dict | None]]:
+    """(fact text, cell start, cell end, entity, cell) for every non-empty body cell outside
+    the first column: the evidence is the cell itself, so a row's other values (Basic's "Free"
+    next to Gold's "$60") never count as this fact's. `cell` is the record {entity, attribute,
+    value} the later stages read (never the text, which only the question writer sees). Without
+    a header (a piece of a long table) the text is "{first cell}: {value}" and there is no
+    record: the attribute is unknown."""
     header: list[str] | None = None
     body = rows
-    if len(rows) >= 2 and _TABLE_SEP.match(text[rows[1][0]:rows[1][1]]):
+    if len(rows) >= 2 and DELIMITER_ROW.match(text[rows[1][0]:rows[1][1]]):
         header = _cells(text[rows[0][0]:rows[0][1]])
         body = rows[2:]
     transposed = header is not None and header[0].strip().lower() in _GENERIC_HEADERS | {""}
     out = []
     for start, end in body:
         line = text[start:end]
-        if _TABLE_SEP.match(line):
+        if DELIMITER_ROW.match(line):
             continue
         cells = _cells(line)
-        spans = _cell_spans(line)
+        spans = cell_spans(line)
         first = cells[0].strip()
         for col in range(1, len(cells)):
             value = cells[col].strip()
@@ -484,6 +450,7 @@ def _table_facts(text: str, rows: list[tuple[int, int]]) -> list[tuple[str, int,
             if not entity:
                 continue
             claim = f"{entity} — {attribute}: {value}" if attribute else f"{entity}: {value}"
+            cell = {"entity": entity, "attribute": attribute, "value": value} if attribute else None
             cell_start, cell_end = spans[col] if col < len(spans) else (0, len(line))
-            out.append((claim, start + cell_start, start + cell_end, entity))
+            out.append((claim, start + cell_start, start + cell_end, entity, cell))
     return out

@@ -29,7 +29,8 @@ STOPWORDS = frozenset(
 _MONTHS = {m: i for i, m in enumerate(
     "january february march april may june july august september october november december".split(), 1)}
 _MONTHS.update({m[:3]: i for m, i in list(_MONTHS.items())})
-_MON = r"(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:tember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
+_MON = (r"(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
+        r"|sep(?:tember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)")
 _DATE_PATTERNS = [
     (re.compile(r"\b(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})\b"), ("y", "m", "d")),
     (re.compile(r"(\d{4})\s*年\s*(\d{1,2})\s*月(?:\s*(\d{1,2})\s*日)?"), ("y", "m", "d")),
@@ -234,14 +235,6 @@ def word_before_value(text: str) -> str | None:
     return word[-2:] if _CJK_RUN.match(word) and len(word) > 2 else word
 
 
-_TABLE_FACT = re.compile(r"^(?P<entity>.+?) — (?P<attribute>.+?): (?P<value>.+)$")
-
-
-def table_fact(fact: str) -> tuple[str, str, str] | None:
-    """(entity, attribute, value) of a table cell fact as statements.py writes it
-    ("Gold — Annual fee: $60"), else None."""
-    m = _TABLE_FACT.match(fact.strip())
-    return (m.group("entity"), m.group("attribute"), m.group("value")) if m else None
 _VALUE_PHRASES = [
     *(p for p, _ in _DATE_PATTERNS),
     re.compile(r"(?:[A-Z]{2,3})?[$€£¥]\s?\d[\d,]*(?:\.\d+)?"),                # $6.95, CA$75
@@ -254,14 +247,16 @@ _VALUE_PHRASES = [
 ]
 
 
-def answer_target(fact: str) -> str | None:
-    """The value a single-hop question about `fact` should ask for, chosen by code: the cell
-    value of a table fact ("Gold — Annual fee: $60" -> "$60"), else the first value phrase (a
-    date, price, percentage, time, phone number or number with its unit). None when the fact
-    states no value; then the question writer picks the answer."""
-    cell = table_fact(fact)
-    if cell and len(cell[2]) <= 80:
-        return cell[2].strip()
+def answer_target(fact: dict) -> str | None:
+    """The value a single-hop question about `fact` (a facts row) should ask for, chosen by
+    code: the value of a table cell fact (its `cell` record: "Gold — Annual fee: $60" -> "$60"),
+    else the first value phrase of its text (a date, price, percentage, time, phone number or
+    number with its unit). None when the fact states no value; then the question writer picks
+    the answer."""
+    cell = fact.get("cell")
+    if cell and len(cell["value"]) <= 80:
+        return cell["value"].strip()
+    fact = fact["text"]
     best: tuple[int, int] | None = None
     for pattern in _VALUE_PHRASES:
         for hit in pattern.finditer(fact):

@@ -47,7 +47,7 @@ from builder.generate.absence import chunk_answering, content_words, off_domain
 from builder.generate.candidate import clean_question, make_candidate, stable_id
 from builder.generate.context import RunContext, run_units
 from builder.generate.models import InventedEntityQuestion, ProposedQuestions
-from builder.generate.terms import STOPWORDS, key_terms, table_fact, tokens
+from builder.generate.terms import STOPWORDS, key_terms, tokens
 
 STAGE = "unanswerable"
 SIBLINGS, TOPICS = "evolve_unanswerable", "evolve_unanswerable_topics"
@@ -81,9 +81,9 @@ def sibling_groups(facts: list[dict], seed: int) -> list[dict]:
     MIN_SIBLINGS things, in seeded order."""
     by_attr: dict[str, dict[str, dict]] = defaultdict(dict)
     for f in facts:
-        cell = table_fact(f["text"])
-        if cell and key_terms(cell[0]) and key_terms(cell[1]):
-            by_attr[cell[1]].setdefault(cell[0], f)
+        cell = f.get("cell")
+        if cell and key_terms(cell["entity"]) and key_terms(cell["attribute"]):
+            by_attr[cell["attribute"]].setdefault(cell["entity"], f)
     groups = []
     for attribute, named in sorted(by_attr.items()):
         if len(named) >= MIN_SIBLINGS:

@@ -225,7 +225,7 @@ def assess(fact: dict, common: frozenset[str] = frozenset()) -> Worth:
     if words[0].casefold() in NEEDS_ANTECEDENT:
         return Worth(False, f"starts with {words[0]!r}, which needs the sentence before")
 
-    value = answer_target(text) or _bare_number(text)
+    value = answer_target({**fact, "text": text}) or _bare_number(text)  # the cell record too
     if value and key_terms(value) != key_terms(text) and not _inside_a_name(text, value):
         return Worth(True, answer=value, kind="value", priority=0)
     label = LABELLED.match(raw.strip())

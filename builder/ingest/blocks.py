@@ -5,34 +5,16 @@ the document text exactly as decoded (no newline translation), so `text[b.start:
 block's own text. A block always starts at the beginning of a line and ends at the end of its
 last non-blank line (trailing newline excluded).
 
-Markdown rules (a practical subset of CommonMark/GFM, chosen for speed on large corpora):
-- ATX headings `#`..`######` (up to 3 spaces of indent); setext headings are read as paragraphs.
-- Fenced code opens with 3+ backticks or tildes and closes with a line of at least as many of
-  the same character; an unclosed fence runs to the end of the document.
-- A table is a run of consecutive non-blank lines whose second line is a delimiter row
-  (`|---|:--:|`), or a run of lines that all start with `|`.
-- Everything else is a paragraph: consecutive non-blank lines (lists included), ended by a
-  blank line, a heading or a fence.
+Markdown blocks are read by `builder.text.markdown.line_blocks`, the one reading of Markdown
+block structure golden has (the statement splitter uses it too); its docstring has the rules.
 Plain text (`.txt`) has paragraphs only.
 """
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
+from builder.text.markdown import Block, line_blocks
 
-_ATX = re.compile(r" {0,3}(#{1,6})(?:[ \t]+|$)(.*?)(?:[ \t]+#+)?[ \t]*$")
-_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
-_DELIMITER_ROW = re.compile(r"\s*\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$")
-
-
-@dataclass(slots=True)
-class Block:
-    kind: str  # heading | paragraph | code | table
-    start: int
-    end: int
-    level: int = 0  # heading level, 1-6
-    heading: str = ""  # heading text (without the #s)
+__all__ = ["Block", "markdown_blocks", "text_blocks"]
 
 
 def _lines(text: str) -> list[tuple[int, str]]:
@@ -46,55 +28,15 @@ def _lines(text: str) -> list[tuple[int, str]]:
 
 
 def markdown_blocks(text: str) -> list[Block]:
-    """Blocks of a Markdown document (see the module docstring for the rules)."""
+    """Blocks of a Markdown document (rules: `builder.text.markdown`), with offsets."""
     lines = _lines(text)
-    blocks: list[Block] = []
-    n = len(lines)
-    i = 0
-    while i < n:
-        pos, line = lines[i]
-        if not line.strip():
-            i += 1
-            continue
-        if "#" in line[:4]:
-            m = _ATX.match(line)
-            if m:
-                blocks.append(Block("heading", pos, pos + len(line), len(m.group(1)),
-                                    m.group(2).strip()))
-                i += 1
-                continue
-        fence = _FENCE.match(line) if ("`" in line[:4] or "~" in line[:4]) else None
-        if fence:
-            marker = fence.group(1)
-            j = i + 1
-            while j < n:
-                stripped = lines[j][1].strip()
-                if stripped.startswith(marker) and stripped == stripped[0] * len(stripped) \
-                        and len(lines[j][1]) - len(lines[j][1].lstrip(" ")) <= 3:
-                    break
-                j += 1
-            last = min(j, n - 1)
-            end = lines[last][0] + len(lines[last][1])
-            blocks.append(Block("code", pos, _rstrip_end(text, pos, end)))
-            i = last + 1
-            continue
-        # A run of plain lines, ended by a blank line, a heading or a fence.
-        j = i + 1
-        while j < n:
-            nxt = lines[j][1]
-            if not nxt.strip():
-                break
-            if ("#" in nxt[:4] and _ATX.match(nxt)) or (
-                    ("`" in nxt[:4] or "~" in nxt[:4]) and _FENCE.match(nxt)):
-                break
-            j += 1
-        end = lines[j - 1][0] + len(lines[j - 1][1])
-        is_table = (j - i >= 2 and "|" in line and "-" in lines[i + 1][1]
-                    and _DELIMITER_ROW.match(lines[i + 1][1]) is not None) or all(
-            lines[k][1].lstrip().startswith("|") for k in range(i, j))
-        blocks.append(Block("table" if is_table else "paragraph", pos,
-                            _rstrip_end(text, pos, end)))
-        i = j
+    blocks = []
+    for b in line_blocks([line for _, line in lines]):
+        start = lines[b.start][0]
+        end = lines[b.end - 1][0] + len(lines[b.end - 1][1])
+        if b.kind != "heading":  # a heading block is its whole line
+            end = _rstrip_end(text, start, end)
+        blocks.append(Block(b.kind, start, end, b.level, b.heading))
     return blocks
 
 

@@ -27,6 +27,7 @@ from builder.llm.types import LLM, BudgetExceeded
 from builder.score.inputs import GoldenSet
 from builder.score.report import write_outputs
 from builder.store.db import Store
+from builder.store.documents import count_chunks
 from builder.store.search import search_chunks
 
 
@@ -36,7 +37,7 @@ class BaselineAnswer(BaseModel):
 
 def retrieve(store: Store, golden: GoldenSet, k: int) -> list[dict[str, Any]]:
     """One run record per golden item, in golden order (no answers)."""
-    if not store.query("SELECT 1 AS x FROM chunks LIMIT 1"):
+    if not count_chunks(store):
         raise InputError("the database has no ingested chunks: run `golden ingest` first",
                          path=str(store.path))
     records = []

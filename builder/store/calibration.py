@@ -9,12 +9,11 @@ Guarantees:
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from builder.errors import ReviewError
 from builder.store.db import Store
-from builder.store.review_queue import _loads
+from builder.store.jsoncols import from_json, to_json
 from builder.store.timeutil import utcnow
 
 CALIBRATION_METRICS = ("faithfulness", "correctness")
@@ -38,8 +37,8 @@ def calibration_queue(store: Store, annotator: str, run_id: str | None = None,
         " ORDER BY r.created_at, ri.run_id, ri.query_id LIMIT ?",
         (run_id, run_id, annotator, len(CALIBRATION_METRICS), limit))
     for row in rows:
-        contexts = _loads(row["contexts"], [])
-        row["contexts"] = [c if isinstance(c, str) else json.dumps(c, ensure_ascii=False)
+        contexts = from_json(row["contexts"], [])
+        row["contexts"] = [c if isinstance(c, str) else to_json(c)
                            for c in (contexts if isinstance(contexts, list) else [contexts])]
         row["scores"] = calibration_scores(store, row["run_id"], row["query_id"], annotator)
     return rows

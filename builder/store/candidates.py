@@ -7,20 +7,20 @@ Guarantees the generator relies on:
   `record_verifications` for a batch of verdicts). A crash between units loses at most the unit
   in flight; a crash inside one leaves nothing of it.
 - Inserts are `INSERT OR IGNORE` on deterministic ids, so replaying a unit never duplicates rows.
-- JSON columns are written with `json.dumps(ensure_ascii=False)` and read back decoded.
+- JSON columns are written and read back decoded by `jsoncols`.
 - The review columns (`status`, `edit_*`, `reject_*`, `reviewer`, `reviewed_at`) are never written
   here: the review UI owns them.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 
 from builder.store.db import Store
+from builder.store.jsoncols import decode, from_json, to_json
 from builder.store.timeutil import utcnow
 
-FACT_JSON = ("entities", "dates")
+FACT_JSON = ("entities", "dates", "cell")
 CANDIDATE_JSON = ("difficulty_signals", "chunk_ids", "hops", "evidence", "fact_ids", "prompts",
                   "verification", "rejection_reasons")
 CANDIDATE_COLUMNS = (
@@ -29,38 +29,6 @@ CANDIDATE_COLUMNS = (
     "generator_model", "prompts", "verification", "verdict", "rejection_reasons", "duplicate_of",
     "created_at", "updated_at",
 )
-
-
-def _dump(value) -> str | None:
-    return None if value is None else json.dumps(value, ensure_ascii=False)
-
-
-def _decode(row: dict, cols: Iterable[str]) -> dict:
-    for col in cols:
-        if col in row and isinstance(row[col], str):
-            row[col] = json.loads(row[col])
-    return row
-
-
-# ---------------------------------------------------------------- chunks
-
-def list_chunks(store: Store, doc_glob: str | None = None) -> list[dict]:
-    """Chunks with their document's id/path, ordered by document then position; `heading_path`
-    decoded to a list.
-
-    `doc_glob` (SQLite GLOB, e.g. `returns*`) matches a document's id or path."""
-    where, params = "", []
-    if doc_glob:
-        where = "WHERE d.id GLOB ? OR d.path GLOB ?"
-        params = [doc_glob, doc_glob]
-    rows = store.query(
-        f"""SELECT c.id, c.document_id, c.seq, c.text, c.title, c.n_tokens, c.heading_path,
-                   COALESCE(c.language, d.language) AS language, d.path AS document_path
-            FROM chunks c JOIN documents d ON d.id = c.document_id
-            {where} ORDER BY c.document_id, c.seq, c.id""",
-        params,
-    )
-    return [_decode(r, ("heading_path",)) for r in rows]
 
 
 # ---------------------------------------------------------------- stage ledger
@@ -72,13 +40,13 @@ def done_keys(store: Store, stage: str) -> set[str]:
 def done_infos(store: Store, stage: str) -> list[dict]:
     """The decoded `info` of every ledger row of `stage` (what each finished unit covered)."""
     rows = store.query("SELECT info FROM stage_done WHERE stage = ?", [stage])
-    return [json.loads(r["info"]) if r["info"] else {} for r in rows]
+    return [from_json(r["info"], {}) for r in rows]
 
 
 def _mark_done(db, stage: str, key: str, info: dict | None) -> None:
     db.execute(
         "INSERT OR REPLACE INTO stage_done (stage, key, done_at, info) VALUES (?, ?, ?, ?)",
-        [stage, key, utcnow(), _dump(info or {})],
+        [stage, key, utcnow(), to_json(info or {})],
     )
 
 
@@ -92,12 +60,12 @@ def record_facts(store: Store, facts: list[dict], *, stage: str, key: str, info:
             db.execute(
                 """INSERT OR IGNORE INTO facts (id, chunk_id, seq, text, evidence, evidence_start,
                        evidence_end, entities, dates, language, prompt_name, prompt_version,
-                       llm_call_id, created_at)
-                   VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)""",
+                       llm_call_id, cell, created_at)
+                   VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)""",
                 [f["id"], f["chunk_id"], f["seq"], f["text"], f["evidence"], f["evidence_start"],
-                 f["evidence_end"], _dump(f.get("entities", [])), _dump(f.get("dates", [])),
+                 f["evidence_end"], to_json(f.get("entities", [])), to_json(f.get("dates", [])),
                  f.get("language"), f.get("prompt_name"), f.get("prompt_version"),
-                 f.get("llm_call_id"), now],
+                 f.get("llm_call_id"), to_json(f.get("cell")), now],
             )
         _mark_done(db, stage, key, info)
 
@@ -123,7 +91,7 @@ def load_facts(store: Store, chunk_ids: Iterable[str] | None = None,
     if chunk_ids is not None:
         wanted = set(chunk_ids)
         rows = [r for r in rows if r["chunk_id"] in wanted]
-    return [_decode(r, FACT_JSON) for r in rows]
+    return [decode(r, FACT_JSON) for r in rows]
 
 
 # ---------------------------------------------------------------- candidates
@@ -140,7 +108,7 @@ def record_candidates(store: Store, rows: list[dict], *, stage: str, key: str, i
             values["verdict"] = values["verdict"] or "pending"
             values["created_at"] = values["updated_at"] = now
             for c in CANDIDATE_JSON:
-                values[c] = _dump(values[c])
+                values[c] = to_json(values[c])
             cur = db.execute(
                 f"INSERT OR IGNORE INTO candidates ({', '.join(values)}) "
                 f"VALUES ({', '.join('?' * len(values))})",
@@ -157,7 +125,7 @@ def load_candidates(store: Store, *, verdict: str | None = None) -> list[dict]:
     if verdict is not None:
         where, params = "WHERE verdict = ?", [verdict]
     rows = store.query(f"SELECT * FROM candidates {where} ORDER BY created_at, id", params)
-    return [_decode(r, CANDIDATE_JSON) for r in rows]
+    return [decode(r, CANDIDATE_JSON) for r in rows]
 
 
 def record_verification(store: Store, candidate_id: str, *, verification: list[dict],
@@ -166,7 +134,7 @@ def record_verification(store: Store, candidate_id: str, *, verification: list[d
         db.execute(
             """UPDATE candidates SET verification = ?, verdict = ?, rejection_reasons = ?,
                    updated_at = ? WHERE id = ?""",
-            [_dump(verification), verdict, _dump(rejection_reasons), utcnow(), candidate_id],
+            [to_json(verification), verdict, to_json(rejection_reasons), utcnow(), candidate_id],
         )
         _mark_done(db, stage, key, {"candidate_id": candidate_id, "verdict": verdict})
 
@@ -184,7 +152,7 @@ def record_verifications(store: Store, rows: list[dict], *, stage: str) -> None:
             db.execute(
                 """UPDATE candidates SET verification = ?, verdict = ?, rejection_reasons = ?,
                        updated_at = ? WHERE id = ?""",
-                [_dump(row["verification"]), row["verdict"], _dump(row["rejection_reasons"]), now,
+                [to_json(row["verification"]), row["verdict"], to_json(row["rejection_reasons"]), now,
                  row["candidate_id"]],
             )
             _mark_done(db, stage, row["key"],
@@ -219,5 +187,5 @@ def record_difficulty(store: Store, rows: list[tuple[str, str, dict]]) -> None:
             db.execute(
                 "UPDATE candidates SET difficulty = ?, difficulty_signals = ?, updated_at = ? "
                 "WHERE id = ?",
-                [level, _dump(signals), now, cid],
+                [level, to_json(signals), now, cid],
             )

@@ -1,12 +1,17 @@
 """Opening the SQLite store: WAL, busy timeout, migrations, and write transactions.
 
 Every process (generator, each review UI, scorer) opens its own `Store`. Concurrency rules,
-measured on this machine kind (see shared/MEASURED.md):
+measured on a 2-core machine with 2 writer processes x 500 transactions and 1 reader (WAL,
+busy_timeout 5 s):
 
 - WAL journal + `busy_timeout`, so readers never block writers and writers queue briefly.
-- Every read-modify-write runs inside `Store.write()`, which is `BEGIN IMMEDIATE`: a deferred
-  `BEGIN` followed by SELECT then UPDATE fails with "database is locked" at once when another
-  process writes, and busy_timeout does not help there.
+- Every read-modify-write runs inside `Store.write()`, which is `BEGIN IMMEDIATE`: 0 lock errors
+  in that test. A deferred `BEGIN` followed by SELECT then UPDATE fails with "database is
+  locked" at once when another process writes, and busy_timeout does not help there (one
+  writer lost all 500 of its transactions in 5 of 6 runs).
+- `synchronous=NORMAL`: 5-21k transactions/s, against 0.5-4.7k with FULL (and stalls up to
+  735 ms); WAL keeps the database consistent on a crash either way, a power cut may lose the
+  last transactions.
 - The connection runs in autocommit mode (`isolation_level=None`) so Python never opens a
   deferred transaction behind our back; sqlite-utils' own writes nest inside ours as savepoints.
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from builder.store.db import Store
+from builder.store.jsoncols import decode, to_json
 from builder.store.timeutil import utcnow
 
 _BATCH = 500
@@ -42,17 +43,15 @@ class ChunkChanges:
     removed: int = 0
 
 
+_JSON = ("heading_path", "metadata")
+
+
 def _dumps(value: Any) -> str | None:
-    if value is None:
-        return None
-    return json.dumps(value, ensure_ascii=False, sort_keys=True)
+    return to_json(value, sort_keys=True)  # compared with the stored value on re-ingest
 
 
 def _decode(row: dict) -> dict:
-    for key in ("heading_path", "metadata"):
-        if row.get(key) is not None:
-            row[key] = json.loads(row[key])
-    return row
+    return decode(row, _JSON)
 
 
 def _batches(items: list, size: int = _BATCH) -> Iterable[list]:
@@ -194,15 +193,29 @@ def get_chunks(store: Store, chunk_ids: list[str]) -> list[dict]:
     return [found[i] for i in dict.fromkeys(chunk_ids) if i in found]
 
 
-def list_chunks(store: Store, document_id: str | None = None, *, limit: int | None = None,
-                offset: int = 0) -> list[dict]:
-    """Chunks in document order (document id, then seq), optionally of one document, paged."""
-    where, params = "", []
+def list_chunks(store: Store, document_id: str | None = None, *, doc_glob: str | None = None,
+                limit: int | None = None, offset: int = 0) -> list[dict]:
+    """Chunks in document order (document id, seq, id): every chunks column, `language` falling
+    back to the document's, and the document's `document_path`; JSON columns decoded.
+
+    Optionally only those of one document (`document_id`), or of the documents whose id or
+    path matches `doc_glob` (SQLite GLOB, e.g. `returns*`: `golden generate --docs`); paged
+    with `limit`/`offset`. The one listing of chunks: ingest, generation and the tests use it."""
+    where, params = [], []
     if document_id is not None:
-        where, params = "WHERE document_id = ?", [document_id]
-    sql = f"SELECT * FROM chunks {where} ORDER BY document_id, seq LIMIT ? OFFSET ?"
-    return [_decode(r) for r in store.query(sql, [*params, -1 if limit is None else limit,
-                                                   offset])]
+        where.append("c.document_id = ?")
+        params.append(document_id)
+    if doc_glob:
+        where.append("(d.id GLOB ? OR d.path GLOB ?)")
+        params += [doc_glob, doc_glob]
+    sql = f"""SELECT c.id, c.document_id, c.seq, c.text, c.title, c.heading_path, c.char_start,
+                     c.char_end, c.n_tokens, COALESCE(c.language, d.language) AS language,
+                     c.metadata, d.path AS document_path
+              FROM chunks c JOIN documents d ON d.id = c.document_id
+              {'WHERE ' + ' AND '.join(where) if where else ''}
+              ORDER BY c.document_id, c.seq, c.id LIMIT ? OFFSET ?"""
+    rows = store.query(sql, [*params, -1 if limit is None else limit, offset])
+    return [_decode(r) for r in rows]
 
 
 def count_chunks(store: Store) -> int:

@@ -9,10 +9,10 @@ Callers pass already-scrubbed data: this module never sees API keys or HTTP head
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from builder.store.db import Store
+from builder.store.jsoncols import decode, to_json
 from builder.store.timeutil import utcnow
 
 _JSON_COLUMNS = ("params", "messages", "parsed")
@@ -29,14 +29,12 @@ def find_cached(store: Store, cache_key: str) -> dict[str, Any] | None:
     if not rows:
         return None
     row = rows[0]
-    row["parsed"] = json.loads(row["parsed"]) if row["parsed"] is not None else None
-    return row
+    return decode(row, ("parsed",))
 
 
 def record_call(store: Store, **fields: Any) -> int:
     """Append one call (one transaction) and return its id. Dict/list values are JSON-encoded."""
-    row = {k: (json.dumps(v, ensure_ascii=False) if k in _JSON_COLUMNS and v is not None else v)
-           for k, v in fields.items()}
+    row = {k: to_json(v) if k in _JSON_COLUMNS else v for k, v in fields.items()}
     row.setdefault("created_at", utcnow())
     columns = ", ".join(row)  # keys come from the client's code, never from data
     marks = ", ".join("?" for _ in row)

@@ -310,6 +310,15 @@ def m004_review_search_and_counts(db: Database) -> None:
     db.execute("INSERT INTO candidates_fts (candidates_fts) VALUES ('rebuild')")
 
 
+@migrations()
+def m005_fact_cells(db: Database) -> None:
+    """A table-cell fact keeps its cell as a record, `cell` = JSON {entity, attribute, value},
+    so later stages read the three parts instead of re-parsing the fact's text. NULL for every
+    other fact (and for facts written before this migration). Adding a nullable column is a
+    schema change only: no row is rewritten."""
+    db.execute("ALTER TABLE facts ADD COLUMN cell TEXT")
+
+
 def known_migrations() -> list[str]:
     """Names of this golden's migrations, in order; their count is the schema version."""
     return [m.name for m in migrations._migrations]  # sqlite-utils keeps them in this list

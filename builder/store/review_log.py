@@ -11,13 +11,13 @@ Guarantees:
 
 from __future__ import annotations
 
-import json
 import sqlite3
 import uuid
 from dataclasses import dataclass, field
 
 from builder.errors import ReviewError
 from builder.store.db import Store
+from builder.store.jsoncols import from_json, to_json
 from builder.store.review_queue import CandidateFilter, candidate_tags, where_clause
 from builder.store.timeutil import utcnow
 from builder.vocabulary import DIFFICULTIES, REJECT_REASONS, TYPES
@@ -79,7 +79,7 @@ def _log(conn: sqlite3.Connection, candidate_id: str, annotator: str, now: str, 
         "INSERT INTO review_log (candidate_id, annotator, at, action, reason, note, before,"
         " after, undoes, batch_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (candidate_id, annotator, now, action, reason, note,
-         json.dumps(before, ensure_ascii=False), json.dumps(after, ensure_ascii=False),
+         to_json(before), to_json(after),
          undoes, batch_id))
     return cur.lastrowid
 
@@ -235,8 +235,8 @@ def undo_last(store: Store, annotator: str) -> UndoResult | None:
         result = UndoResult(action=rows[0][2])
         for log_id, cid, _action, before_json, after_json in rows:
             current = _state(conn, cid)["state"]
-            wanted = json.loads(before_json)
-            if _same(current, json.loads(after_json)):
+            wanted = from_json(before_json)
+            if _same(current, from_json(after_json)):
                 _write_state(conn, cid, current, wanted, now)
                 _log(conn, cid, annotator, now, "undo", current, wanted, undoes=log_id,
                      batch_id=target[1])

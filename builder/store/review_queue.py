@@ -18,6 +18,7 @@ from typing import Any
 
 from builder.errors import ReviewError
 from builder.store.db import Store
+from builder.store.jsoncols import decode
 from builder.vocabulary import STATUSES
 
 DUPLICATES = ("exclude", "include", "only")
@@ -330,15 +331,6 @@ def change_marker(store: Store) -> int:
     return store.conn.execute("PRAGMA data_version").fetchone()[0]
 
 
-def _loads(value: str | None, default: Any) -> Any:
-    if not value:
-        return default
-    try:
-        return json.loads(value)
-    except (TypeError, ValueError):
-        return default
-
-
 def get_candidate(store: Store, candidate_id: str) -> dict | None:
     """Everything the detail view shows: the candidate row (JSON columns parsed), `tags`, and
     `sources`: one entry per hop in order, each a list of chunks {id, text, title,
@@ -348,10 +340,9 @@ def get_candidate(store: Store, candidate_id: str) -> dict | None:
     if not rows:
         return None
     cand = rows[0]
-    for col, default in (("chunk_ids", []), ("hops", None), ("evidence", []),
-                         ("verification", []), ("rejection_reasons", []),
-                         ("difficulty_signals", {}), ("prompts", {}), ("fact_ids", [])):
-        cand[col] = _loads(cand.get(col), default)
+    decode(cand, {"chunk_ids": [], "hops": None, "evidence": [], "verification": [],
+                  "rejection_reasons": [], "difficulty_signals": {}, "prompts": {},
+                  "fact_ids": []})
     cand["tags"] = candidate_tags(store.conn, candidate_id)
     hops = cand["hops"] if isinstance(cand["hops"], list) and cand["hops"] else [
         [cid] for cid in cand["chunk_ids"]]
@@ -365,8 +356,8 @@ def get_candidate(store: Store, candidate_id: str) -> dict | None:
             " LEFT JOIN documents d ON d.id = ch.document_id"
             f" WHERE ch.id IN ({', '.join('?' * len(wanted))})", wanted,
         ):
-            row["heading_path"] = _loads(row["heading_path"], [])
-            pages = (_loads(row.pop("metadata"), None) or {}).get("pages")
+            decode(row, {"heading_path": [], "metadata": {}})
+            pages = (row.pop("metadata") or {}).get("pages")
             row["pages"] = [p for p in pages if isinstance(p, int)] if isinstance(
                 pages, list) else []
             row["evidence"] = []

@@ -10,20 +10,12 @@ The review UI's calibration mode reads them through `list_run_items`.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from builder.store.db import Store
+from builder.store.jsoncols import decode, to_json
 from builder.store.timeutil import utcnow
-
-
-def _dumps(value: Any) -> str | None:
-    return None if value is None else json.dumps(value, ensure_ascii=False)
-
-
-def _loads(text: str | None) -> Any:
-    return None if text is None else json.loads(text)
 
 
 def save_run(
@@ -43,10 +35,10 @@ def save_run(
             "question": item.get("question"),
             "reference": item.get("reference"),
             "answer": item.get("answer"),
-            "contexts": _dumps(item.get("contexts")),
-            "retrieved_ids": _dumps(item.get("retrieved_ids")),
-            "metrics": _dumps(item.get("metrics")),
-            "judge": _dumps(item.get("judge")),
+            "contexts": to_json(item.get("contexts")),
+            "retrieved_ids": to_json(item.get("retrieved_ids")),
+            "metrics": to_json(item.get("metrics")),
+            "judge": to_json(item.get("judge")),
         }
         for item in items
     ]
@@ -56,8 +48,8 @@ def save_run(
         db["runs"].insert(
             {
                 "id": run_id, "name": name, "golden_path": golden_path, "run_path": run_path,
-                "judge_model": judge_model, "options": _dumps(dict(options)),
-                "summary": _dumps(dict(summary)), "created_at": utcnow(),
+                "judge_model": judge_model, "options": to_json(dict(options)),
+                "summary": to_json(dict(summary)), "created_at": utcnow(),
             }
         )
         if rows:
@@ -70,10 +62,7 @@ def list_runs(store: Store) -> list[dict]:
         "SELECT id, name, golden_path, run_path, judge_model, options, summary, created_at "
         "FROM runs ORDER BY created_at DESC, id DESC"
     )
-    for row in rows:
-        row["options"] = _loads(row["options"])
-        row["summary"] = _loads(row["summary"])
-    return rows
+    return [decode(row, ("options", "summary")) for row in rows]
 
 
 def get_run(store: Store, run_id: str | None = None) -> dict | None:
@@ -89,10 +78,7 @@ def get_run(store: Store, run_id: str | None = None) -> dict | None:
     )
     if not rows:
         return None
-    row = rows[0]
-    row["options"] = _loads(row["options"])
-    row["summary"] = _loads(row["summary"])
-    return row
+    return decode(rows[0], ("options", "summary"))
 
 
 def list_run_items(store: Store, run_id: str, *, limit: int | None = None,
@@ -104,8 +90,5 @@ def list_run_items(store: Store, run_id: str, *, limit: int | None = None,
     if limit is not None:
         sql += " LIMIT ? OFFSET ?"
         params += [limit, offset]
-    rows = store.query(sql, params)
-    for row in rows:
-        for col in ("contexts", "retrieved_ids", "metrics", "judge"):
-            row[col] = _loads(row[col])
-    return rows
+    return [decode(row, ("contexts", "retrieved_ids", "metrics", "judge"))
+            for row in store.query(sql, params)]

@@ -17,13 +17,15 @@ deterministic rule, not a statistical classifier:
 3. Anything else -- no letters, a short or ambiguous text ("de", a product name), another
    script -- is "en", the default.
 
-Long texts are sampled (the first 3,000 characters and 3,000 from the middle) so the cost stays
-flat whatever the document's size.
+Long texts are sampled (the first 3,000 characters and 3,000 from the middle; the stopword
+profile reads the first 600 of those) so the cost stays flat whatever the document's size:
+ingest calls this for every chunk.
 """
 
 from __future__ import annotations
 
 import re
+import string
 from collections import Counter
 
 HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"  # CJK ideographs (+ extension A, compatibility)
@@ -37,9 +39,8 @@ MIN_SCORE = 2
 DEFAULT = "en"
 _SAMPLE = 3000
 
-_SCRIPTS = re.compile(f"([{HAN}])|([{KANA}])|([{HANGUL}])")
+_SCRIPT_CHARS = (HAN_CHAR, re.compile(f"[{KANA}]"), re.compile(f"[{HANGUL}]"))
 _LETTER = re.compile(r"[^\W\d_]")
-_WORD = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)?")
 
 # Frequent function words and question words of each language. Data, not prose: a word shared
 # by several languages scores for each of them, so only the distinctive ones decide.
@@ -52,7 +53,7 @@ PROFILES: dict[str, frozenset[str]] = {lang: frozenset(words.split()) for lang, 
         puede hay no si desde hasta días usted""",
     "fr": """le la les de des du et en un une est sont pour dans que qui au aux avec sur par pas
         ne ce cette il vous votre quel quelle quels quelles combien quand où comment peut puis
-        jours est-ce""",
+        jours""",
     "de": """der die das den dem des und ist sind ein eine einen mit für auf von zu im nicht sie
         es wie was wann wo welche welcher welches kann können bei nach tage oder auch wird
         viel""",
@@ -63,8 +64,15 @@ PROFILES: dict[str, frozenset[str]] = {lang: frozenset(words.split()) for lang, 
     "nl": """de het een en van in is zijn op met voor niet dat die te aan om er ook bij wat hoe
         hoeveel wanneer waar welke kan kunnen dagen je uw u worden wordt""",
 }.items()}
+_LANGUAGES_OF: dict[str, tuple[str, ...]] = {}  # word -> the profiles listing it
+for _lang, _words in PROFILES.items():
+    for _word in _words:
+        _LANGUAGES_OF[_word] = (*_LANGUAGES_OF.get(_word, ()), _lang)
 _LETTER_HINTS = {"ñ": "es", "¿": "es", "¡": "es", "ã": "pt", "õ": "pt", "ß": "de", "ä": "de",
                  "ö": "de", "ü": "de"}
+_PROFILE_CHARS = 600  # ~100 words, ~40 of them function words: enough, and ingest stays fast
+_NOT_LETTERS = str.maketrans({c: " " for c in string.punctuation + string.digits
+                              + "¿¡«»“”‘’„—–…·•"})
 
 LANGUAGE_NAMES = {
     "en": "English", "es": "Spanish (español)", "fr": "French (français)",
@@ -80,11 +88,7 @@ def detect_language(text: str) -> str:
         mid = len(text) // 2
         text = text[:_SAMPLE] + text[mid:mid + _SAMPLE]
     if not text.isascii():  # an ASCII text has no CJK letter: skip the script count
-        han = kana = hangul = 0
-        for m in _SCRIPTS.finditer(text):
-            han += m.group(1) is not None
-            kana += m.group(2) is not None
-            hangul += m.group(3) is not None
+        han, kana, hangul = (len(pattern.findall(text)) for pattern in _SCRIPT_CHARS)
         cjk = han + kana + hangul
         if cjk and cjk >= CJK_SHARE * len(_LETTER.findall(text)):
             if hangul * 2 > cjk:
@@ -94,15 +98,16 @@ def detect_language(text: str) -> str:
 
 
 def _latin_language(text: str) -> str:
-    lowered = text.lower()
+    lowered = text[:_PROFILE_CHARS].lower()
     scores: Counter = Counter()
-    for word in _WORD.findall(lowered):
-        for lang, words in PROFILES.items():
-            if word in words:
-                scores[lang] += 1
-    for letter, lang in _LETTER_HINTS.items():
-        if letter in lowered:
-            scores[lang] += lowered.count(letter)
+    languages_of = _LANGUAGES_OF.get
+    for word in lowered.translate(_NOT_LETTERS).split():  # C-speed; ingest calls this per chunk
+        for lang in languages_of(word, ()):
+            scores[lang] += 1
+    if not lowered.isascii():
+        for letter, lang in _LETTER_HINTS.items():
+            if letter in lowered:
+                scores[lang] += lowered.count(letter)
     ranked = scores.most_common(2)
     if not ranked or ranked[0][1] < MIN_SCORE or (len(ranked) > 1 and ranked[1][1] == ranked[0][1]):
         return DEFAULT

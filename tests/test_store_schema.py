@@ -1,0 +1,100 @@
+"""The final schema, pinned (as simonw/llm's test_migrate does): a migration that changes a
+table, an index or a trigger must change this test too, so no schema change goes unnoticed.
+And a database made by the previous release migrates to exactly the same schema, its rows
+intact."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import sqlite_utils
+
+from builder.store import Store
+from builder.store.migrations import migrations, schema_version
+from builder.store.search import search_chunks
+
+TABLES = {
+    "_sqlite_migrations": "id migration_set name applied_at",
+    "calibration": "id run_id query_id metric score annotator source at",
+    "candidate_tags": "candidate_id tag",
+    "candidates": "id type question answer language difficulty difficulty_signals chunk_ids "
+                  "hops evidence fact_ids seed_fact_id parent_id document_id generator_model "
+                  "prompts verification verdict rejection_reasons duplicate_of status "
+                  "edit_question edit_answer edit_type edit_difficulty reject_reason reject_note "
+                  "reviewer reviewed_at created_at updated_at",
+    "candidates_fts": "question answer edit_question edit_answer",
+    "candidates_fts_config": "k v",
+    "candidates_fts_data": "id block",
+    "candidates_fts_docsize": "id sz",
+    "candidates_fts_idx": "segid term pgno",
+    "chunks": "id document_id seq text title heading_path char_start char_end n_tokens language "
+              "metadata",
+    "chunks_fts": "text title heading_path",
+    "chunks_fts_config": "k v",
+    "chunks_fts_data": "id block",
+    "chunks_fts_docsize": "id sz",
+    "chunks_fts_idx": "segid term pgno",
+    "documents": "id path title format content_hash n_chars n_tokens language metadata "
+                 "ingested_at updated_at",
+    "facts": "id chunk_id seq text evidence evidence_start evidence_end entities dates language "
+             "prompt_name prompt_version llm_call_id created_at cell",
+    "llm_calls": "id cache_key job stage prompt_name prompt_version base_url model params "
+                 "messages schema_name response_format raw_response parsed status error "
+                 "prompt_tokens completion_tokens latency_ms cost_usd attempts created_at",
+    "meta": "key value",
+    "review_log": "id candidate_id annotator at action reason note before after undoes batch_id",
+    "run_items": "run_id query_id question reference answer contexts retrieved_ids metrics judge",
+    "runs": "id name golden_path run_path judge_model options summary created_at",
+    "sqlite_sequence": "name seq",
+    "stage_done": "stage key done_at info",
+}
+INDEXES = [
+    "calibration_item", "candidate_tags_tag", "candidates_created_at", "candidates_difficulty",
+    "candidates_document_id", "candidates_review_counts", "candidates_review_created",
+    "candidates_review_queue", "candidates_review_queue_any", "candidates_review_status",
+    "candidates_review_type", "candidates_seed_fact_id", "candidates_status", "candidates_type",
+    "candidates_verdict", "chunks_document", "facts_chunk",
+    "idx__sqlite_migrations_migration_set_name", "llm_calls_cache", "llm_calls_stage",
+    "review_log_annotator", "review_log_candidate", "review_log_undoes",
+]
+TRIGGERS = ["candidates_fts_ad", "candidates_fts_ai", "candidates_fts_au", "chunks_ad",
+            "chunks_ai", "chunks_au"]
+MIGRATIONS = ["m001_documents_and_chunks", "m002_generation_review_llm_runs",
+              "m003_review_indexes", "m004_review_search_and_counts", "m005_fact_cells"]
+
+
+def schema(conn: sqlite3.Connection) -> tuple[dict, list, list]:
+    def names(kind: str) -> list[str]:
+        return [r[0] for r in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = ? AND name NOT LIKE 'sqlite_autoindex%'"
+            " ORDER BY name", (kind,))]
+
+    tables = {t: " ".join(r[1] for r in conn.execute(f'PRAGMA table_info("{t}")'))
+              for t in names("table")}
+    return tables, names("index"), names("trigger")
+
+
+def test_a_fresh_database_has_the_pinned_schema(tmp_path):
+    with Store(tmp_path / "g.db") as store:
+        assert schema(store.conn) == (TABLES, INDEXES, TRIGGERS)
+        assert schema_version(store) == MIGRATIONS
+
+
+def test_a_database_of_the_previous_release_migrates_with_its_rows(tmp_path):
+    path = tmp_path / "old.db"
+    db = sqlite_utils.Database(path)
+    migrations.apply(db, stop_before=MIGRATIONS[-1])  # the schema the previous release made
+    db.execute("INSERT INTO documents (id, path, format, content_hash, n_chars, n_tokens,"
+               " ingested_at, updated_at) VALUES ('d.md', 'd.md', 'markdown', 'h', 9, 2, 't', 't')")
+    db.execute("INSERT INTO chunks (id, document_id, seq, text, n_tokens)"
+               " VALUES ('d.md#1', 'd.md', 0, 'Gold costs $60.', 4)")
+    db.execute("INSERT INTO facts (id, chunk_id, seq, text, evidence, entities, created_at)"
+               " VALUES ('f1', 'd.md#1', 0, 'Gold costs $60.', 'Gold costs $60', '[\"Gold\"]', 't')")
+    db.conn.commit()
+    db.close()
+    with Store(path) as store:
+        assert schema_version(store) == MIGRATIONS
+        assert schema(store.conn) == (TABLES, INDEXES, TRIGGERS)
+        fact = store.query("SELECT text, entities, cell FROM facts")[0]
+        assert fact == {"text": "Gold costs $60.", "entities": '["Gold"]', "cell": None}
+        assert [h["id"] for h in search_chunks(store, "gold")] == ["d.md#1"]  # FTS kept up
