@@ -4,7 +4,8 @@ A line of 4, 8 and 16 MB (letters, digits, "+" and "/", as in base64 or minified
 CJK text without punctuation) is cut into 400-token chunks, each in a fresh process. Linear
 time means each doubling doubles the time: prints seconds and the ratio to the 4 MB line of
 the same run, in wall and CPU time (CPU time is steadier on a shared machine; reference: 2.0
-and 4.0; before the fix, 4/8/16 MB took 7/16/46 s and 50 MB did not finish). Run by hand:  python bench/bench_long_line.py [--sizes 4,8,16]
+and 4.0; before the fix, 4/8/16 MB took 7/16/46 s and 50 MB did not finish).
+Run by hand:  python bench/bench_long_line.py [--sizes 4,8,16]
 """
 
 from __future__ import annotations

@@ -59,8 +59,9 @@ def main() -> None:
         decided = [r.split(":")[0] for r in got["rejection_reasons"]]
         passed_bad += got["verdict"] == "passed"
         mark = "REJECTED" if got["verdict"] == "failed" else "PASSED "
-        print(f"  {mark} {what}: {', '.join(decided) or '-'}"
-              f"{'' if set(decided) & expected or got['verdict'] == 'passed' else ' (another check than ' + ', '.join(sorted(expected)) + ')'}")
+        other = "" if set(decided) & expected or got["verdict"] == "passed" else \
+            f" (another check than {', '.join(sorted(expected))})"
+        print(f"  {mark} {what}: {', '.join(decided) or '-'}{other}")
     right_passed = sum(verdicts[c["id"]]["verdict"] == "passed" for c in right)
     for cand in right:
         got = verdicts[cand["id"]]

@@ -14,7 +14,6 @@ from __future__ import annotations
 import importlib
 import os
 import re
-import sqlite3
 import sys
 from dataclasses import dataclass
 
@@ -90,14 +89,6 @@ class LazyGroup(click.Group):
         """
         try:
             rv = super().main(args=args, prog_name=prog_name, standalone_mode=False, **extra)
-        except (GoldenError, sqlite3.Error, OSError) as exc:
-            if os.environ.get("GOLDEN_DEBUG"):
-                raise
-            error = exc if isinstance(exc, GoldenError) else _storage_error(exc, self.db_path)
-            if error is None:
-                raise
-            click.echo(f"golden: error: {one_line(str(error))}", err=True)
-            sys.exit(error.exit_code)
         except click.exceptions.Abort:
             click.echo("golden: aborted", err=True)
             sys.exit(130)
@@ -114,6 +105,14 @@ class LazyGroup(click.Group):
             click.echo("golden: interrupted; finished work is saved, run the command again to "
                        "resume", err=True)
             sys.exit(130)
+        except Exception as exc:  # golden's own errors, and storage faults (SQLite, the disk)
+            if os.environ.get("GOLDEN_DEBUG"):
+                raise
+            error = exc if isinstance(exc, GoldenError) else _storage_error(exc, self.db_path)
+            if error is None:
+                raise
+            click.echo(f"golden: error: {one_line(str(error))}", err=True)
+            sys.exit(error.exit_code)
         sys.exit(rv if isinstance(rv, int) else 0)
 
 

@@ -212,7 +212,7 @@ def test_pdf_headings_from_outline_and_from_font_sizes_agree():
         assert [lvl for _, lvl in [(h, lvl) for lvl, h in headings]][:3] == [1, 2, 3]
         assert result.pages is not None and len(result.pages) == 5
         # page k starts where its text starts
-        for k, start in enumerate(result.pages[1:], start=2):
+        for start in result.pages[1:]:
             assert start <= len(result.text)
         body = result.text
         assert "- Point 2 on returns: keep the receipt for 22 days" in body

@@ -1,9 +1,10 @@
 """Text and structure of the formats that are parsed rather than read as they are.
 
 Plain text is chunked as it is, and Markdown too once a front matter block is taken off the
-top; HTML, PDF, DOCX, reStructuredText and MDX are parsed first, by one module each (`html_text`, `pdf_text`, `docx_text`, `rst_text`,
-`mdx_text`), into the text golden keeps of them (the document text: chunk offsets index it),
-its blocks (headings, paragraphs, lists, tables, code) and, for PDF, where each page starts.
+top; HTML, PDF, DOCX, reStructuredText and MDX are parsed first, by one module each
+(`html_text`, `pdf_text`, `docx_text`, `rst_text`, `mdx_text`), into the text golden keeps of
+them (the document text: chunk offsets index it), its blocks (headings, paragraphs, lists,
+tables, code) and, for PDF, where each page starts.
 This happens only for documents that are new or changed (an unchanged file costs a read and a
 hash), and before anything is written, so a file that cannot be parsed stops the ingest with
 the database untouched.

@@ -15,6 +15,7 @@ from builder.generate.candidate import make_candidate
 from builder.generate.statements import extract_statements
 from builder.store import Store
 from builder.store import candidates as cstore
+from builder.store.documents import list_chunks
 from tests.support.rows import chunk_row, document_row, insert_rows
 
 KB = {
@@ -61,7 +62,7 @@ def build(path) -> Store:
 def _fact(store: Store, chunk_id: str, needle: str) -> dict:
     """The statement of chunk `chunk_id` whose evidence contains `needle` (as the code
     extractor cuts it), stored in the facts table."""
-    chunk = next(c for c in cstore.list_chunks(store) if c["id"] == chunk_id)
+    chunk = next(c for c in list_chunks(store) if c["id"] == chunk_id)
     fact = next(f for f in extract_statements(chunk) if needle in f["evidence"])
     fact["document_id"] = chunk["document_id"]
     cstore.record_facts(store, [fact], stage="facts", key=f"planted:{fact['id']}", info={})
