@@ -153,9 +153,14 @@ def _bare_number(text: str) -> str | None:
 
 def _inside_a_name(text: str, value: str) -> bool:
     """"2 support" out of "HTTP/2 support", "3 app" out of "OAuth3 app": a number glued to a
-    name is part of the name, not a value."""
+    name is part of the name, not a value. And "8 face" out of "8 face to face counselling
+    sessions": the word after the number is half of a compound, not its unit."""
     at = text.find(value)
-    return at > 0 and (text[at - 1] in "/_-.#" or text[at - 1].isascii() and text[at - 1].isalpha())
+    if at > 0 and (text[at - 1] in "/_-.#" or text[at - 1].isascii() and text[at - 1].isalpha()):
+        return True
+    unit = value.split()[-1] if " " in value else ""
+    rest = text[at + len(value):] if at >= 0 else ""
+    return bool(unit) and bool(re.match(rf"\s*(?:to|-)\s*{re.escape(unit)}\b", rest, re.I))
 
 
 _UNIT_KINDS = [
