@@ -375,8 +375,13 @@ def _long_enough(claim: str) -> bool:
     return len(key_terms(claim)) >= MIN_TERMS and (words >= MIN_WORDS or cjk >= MIN_CJK)
 
 
+_HTML_TAG = re.compile(r"\s*</?[A-Za-z][\w-]*(?:\s[^<>]*)?/?>")
+
+
 def _keep(raw: str, claim: str) -> bool:
     if _LINK_ONLY.match(raw) or claim.endswith(("?", "？", ":", "：")):  # questions, lead-ins
+        return False
+    if _HTML_TAG.match(raw):  # raw HTML in Markdown (<picture><source srcset=...>): markup
         return False
     words, cjk = _size(claim)
     return _long_enough(claim) and words + cjk / 2 <= MAX_WORDS
