@@ -33,6 +33,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from builder.generate.limits import limits
 from builder.generate.terms import answer_target, dates, key_terms, numbers
 
 # Statements about the document, not about the subject.
@@ -180,10 +181,17 @@ def answer_kind(w: Worth) -> str:
     if w.kind == "value" and w.answer:
         if dates(w.answer):
             return "a date"
-        for pattern, kind in _UNIT_KINDS:
-            if pattern.search(w.answer):
-                return kind
-        return "a number"
+        what = next((kind for pattern, kind in _UNIT_KINDS if pattern.search(w.answer)),
+                    "a number")
+        found = limits(w.answer)
+        if found:  # "a minimum (a duration)": the writer asks for the limit, not the value
+            bound = {"<=": "an upper limit", "<": "an upper limit", ">=": "a minimum",
+                     ">": "a threshold that must be exceeded"}[found[0].op]
+            if found[0].phrase.split()[0].casefold() in ("within", "dentro", "innerhalb",
+                                                          "entro", "en"):
+                bound = "a time limit"
+            return f"{bound} ({what})"
+        return what
     if w.kind == "code" and w.answer:
         return _code_kind(w.answer)
     return {"label": "a description", "definition": "a description",
@@ -232,7 +240,12 @@ def assess(fact: dict, common: frozenset[str] = frozenset()) -> Worth:
 
     value = answer_target({**fact, "text": text}) or _bare_number(text)  # the cell record too
     if value and key_terms(value) != key_terms(text) and not _inside_a_name(text, value):
-        return Worth(True, answer=value, kind="value", priority=0)
+        # a limit keeps its comparator: "at least 8 weeks", not "8 weeks" -- the bare value
+        # would be a wrong answer, and hiding "within 14 days" gets a question about a
+        # deadline ("By when ...?"), not about a duration
+        limit = next((lim for lim in limits(text) if value in lim.phrase and lim.phrase in text),
+                     None)
+        return Worth(True, answer=limit.phrase if limit else value, kind="value", priority=0)
     label = LABELLED.match(raw.strip())
     if label and label.group("label").strip().casefold() not in GENERIC_LABELS:
         rest = " ".join(label.group("rest").split())
