@@ -259,7 +259,11 @@ def assess(fact: dict, common: frozenset[str] = frozenset()) -> Worth:
         if len(key_terms(rest)) >= 3 and len(rest.split()) <= MAX_ANSWER_WORDS \
                 and not key_terms(rest) <= key_terms(definition.group("term")):
             return Worth(True, answer=rest, kind="definition", priority=1)
-    specific = lambda phrase: bool(key_terms(phrase)) and not key_terms(phrase) <= common  # noqa: E731
+    # A name the title holds cannot be hidden: the question could no longer say what it is
+    # about ("Log TOIL" on the TOIL page), and a name everywhere answers nothing.
+    title_terms = key_terms(fact.get("title") or "")
+    specific = lambda phrase: bool(key_terms(phrase)) and not key_terms(phrase) <= common \
+        and not key_terms(phrase) & title_terms  # noqa: E731
     code = [m.group(1) for m in CODE.finditer(raw) if specific(m.group(1))]
     if code and len(words) >= 4 and not key_terms(text) <= key_terms(code[0]) \
             and not ALTERNATIVES.search(raw):
@@ -268,7 +272,7 @@ def assess(fact: dict, common: frozenset[str] = frozenset()) -> Worth:
         return Worth(False, "too short to ask about without a value")
     # A name in the first part of the statement is usually its subject, not something to ask for.
     names = [m.group(1) for m in NAME.finditer(text) if m.start() >= 0.4 * len(text)]
-    names = [n for n in names if specific(n) and not key_terms(n) <= key_terms(fact.get("title") or "")
+    names = [n for n in names if specific(n)
              and not re.fullmatch(r"[A-Z]{2,3}", n)]  # "CA certificate", "SSL context": adjectives
     if names:
         return Worth(True, answer=names[-1], kind="name", priority=2)
