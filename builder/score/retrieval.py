@@ -78,6 +78,15 @@ def judged_ranks(retrieved: Sequence[str] | Mapping[str, float],
     return sorted([(index(d), judged[d]) for d in judged.keys() & set(retrieved)])
 
 
+def ranked_ids(retrieved: Sequence[str] | Mapping[str, float], k: int) -> list[str]:
+    """The first `k` documents of a ranking, as trec_eval orders a scored one (score
+    descending, ties by docno descending)."""
+    if isinstance(retrieved, Mapping):
+        return [d for d, _ in sorted(retrieved.items(), key=lambda kv: (kv[1], kv[0]),
+                                     reverse=True)[:k]]
+    return list(retrieved[:k])
+
+
 def _ranks_by_score(scores: Mapping[str, float], judged: Mapping[str, int]
                     ) -> list[tuple[int, int]]:
     # rank = documents with a higher score + documents with the same score and a greater
