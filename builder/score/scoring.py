@@ -147,7 +147,7 @@ def build_trec_report(
     missing = [q for q in judgments if q not in rankings]
     warnings = _missing_warning(len(missing), options.complete, "judged queries")
     unknown = [q for q in rankings if q not in judgments]
-    warnings += unknown_warning(unknown, "judgments")
+    warnings += unknown_warning(unknown, "the qrels")
     return _assemble(
         golden_path=qrels_path, run_path=run_path, options=options, per_query=per_query,
         counts={"golden_items": len(judgments), "answerable": len(judgments),
