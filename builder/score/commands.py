@@ -166,12 +166,13 @@ def _score_jsonl(obj, golden: GoldenSet, run: dict[str, RunItem], options: Score
                  prompts_dir: str | None, unknown: list[UnknownQuery]) -> dict[str, Any]:
     if not judge:
         return build_report(golden, run, options, run_path=run_path, unknown_in_run=unknown)
-    from builder.score.judge import Judge, JudgeInput
+    from builder.score.judge import Judge, JudgeInput, JudgeProgress
     from builder.store.documents import chunks_by_id
 
     with obj.open_store(create=True) as store, open_llm(store, llm_settings, job="score") as llm:
         judge_obj = Judge(llm, prompts_dir=prompts_dir, max_contexts=max_contexts,
-                          concurrency=llm_settings.concurrency)
+                          concurrency=llm_settings.concurrency,
+                          progress=JudgeProgress(progress_line))
         inputs = []
         for qid, item in run.items():
             if item.record.answer is None:
@@ -185,7 +186,6 @@ def _score_jsonl(obj, golden: GoldenSet, run: dict[str, RunItem], options: Score
             inputs.append(JudgeInput(query_id=qid, question=g.query, reference=g.reference,
                                      answer=item.record.answer, contexts=list(contexts),
                                      answerable=g.answerable))
-        progress_line(f"judging {len(inputs)} answers with {judge_obj.model}")
         judged = asyncio.run(judge_obj.judge_all(inputs))
         report = build_report(golden, run, options, judged=judged, judge_model=judge_obj.model,
                               judge_prompts=judge_obj.prompt_versions(), run_path=run_path,

@@ -205,7 +205,8 @@ def render_html(report: Mapping[str, Any]) -> str:
 
     unscored = report["judge"]["unscored"]
     if unscored:
-        out.append(f"<h2>Not scored by the judge ({len(unscored)})</h2>")
+        items = c.get("judge_unscored_items", len({u["query_id"] for u in unscored}))
+        out.append(f"<h2>Not scored by the judge ({items} items, {len(unscored)} metrics)</h2>")
         out.append(_table(["question", "metric", "reason"], [
             [_query_link(report["per_query"].get(u["query_id"]) or u, anchors, u["query_id"]),
              _e(u["metric"]), _e(u["reason"], 300)] for u in unscored]))

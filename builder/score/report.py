@@ -161,7 +161,8 @@ def render_markdown(report: Mapping[str, Any]) -> str:
         )
     unscored = report["judge"]["unscored"]
     if unscored:
-        out += [f"## Not scored by the judge ({len(unscored)})", ""]
+        items = c.get("judge_unscored_items", len({u["query_id"] for u in unscored}))
+        out += [f"## Not scored by the judge ({items} items, {len(unscored)} metrics)", ""]
         out += md_table(["question", "metric", "reason"],
                          [[md_cell(_question_of(report, u["query_id"]), 120), md_cell(u["metric"]),
                            md_cell(u["reason"], 160)] for u in unscored])
@@ -279,7 +280,8 @@ def print_terminal(report: Mapping[str, Any], console=None) -> None:
     c = report["counts"]
     console.print(Text(
         f"{c['retrieval_scored']} queries scored for retrieval, {c['judged']} judged "
-        f"({c['judge_unscored']} judge metrics not scored), {c['missing_from_run']} "
+        f"({c.get('judge_unscored_items', 0)} items with {c['judge_unscored']} judge metrics "
+        "not scored), {c['missing_from_run']} "
         f"missing from the run, {c.get('unknown_in_run', 0)} run queries not in the golden set."))
     for w in report["warnings"]:
         console.print(Text("warning: " + visible(w), style="yellow"))

@@ -113,8 +113,9 @@ def build_report(
     warnings = _missing_warning(len(missing), options.complete, "golden item(s)")
     warnings += unknown_warning([u.label for u in unknown_in_run])
     if unscored:
-        warnings.append(f"the judge could not score {len(unscored)} item metric(s); they are "
-                        "listed under judge.unscored and left out of the means.")
+        items = len({u["query_id"] for u in unscored})
+        warnings.append(f"the judge could not score {items} item(s) ({len(unscored)} metric(s)); "
+                        "they are listed under judge.unscored and left out of the means.")
     answerable = sum(1 for i in golden.items.values() if i.answerable)
     return _assemble(
         golden_path=golden.path, run_path=run_path, options=options, per_query=per_query,
@@ -122,7 +123,8 @@ def build_report(
                 "unanswerable": len(golden.items) - answerable, "in_run": len(run),
                 "missing_from_run": len(missing), "unknown_in_run": len(unknown_in_run),
                 "retrieval_scored": len(retrieval), "judged": len(judged),
-                "judge_unscored": len(unscored)},
+                "judge_unscored": len(unscored),
+                "judge_unscored_items": len({u["query_id"] for u in unscored})},
         operations=operations(list(run.values())),
         judge={"model": judge_model, "prompts": dict(judge_prompts or {}), "unscored": unscored},
         missing={q: golden.items[q].query for q in missing}, warnings=warnings,
@@ -153,7 +155,8 @@ def build_trec_report(
         counts={"golden_items": len(judgments), "answerable": len(judgments),
                 "unanswerable": 0, "in_run": len(rankings) - len(unknown),
                 "missing_from_run": len(missing), "unknown_in_run": len(unknown),
-                "retrieval_scored": len(per_query), "judged": 0, "judge_unscored": 0},
+                "retrieval_scored": len(per_query), "judged": 0, "judge_unscored": 0,
+                "judge_unscored_items": 0},
         operations={}, judge={"model": None, "prompts": {}, "unscored": []},
         missing=dict.fromkeys(missing), warnings=warnings, breakdowns=False,
         misses=retrieval_misses(judgments, rankings, per_query_metrics, options),
