@@ -3,26 +3,25 @@ over the modules beside this one."""
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-from pydantic import BaseModel, ValidationError
 
 from builder.errors import InputError, JobError
 from builder.llm.setup import llm_options, open_llm, progress_line
 from builder.score import report as report_mod
 from builder.score.gate import check_gate, known_metrics, parse_thresholds, report_figures
-from builder.score.inputs import (
-    GoldenSet, RunItem, UnknownQuery, read_golden, read_qrels, read_run, read_trec_run,
-)
 from builder.score.retrieval import DEFAULT_KS
 from builder.score.scoring import (
     ScoreOptions, build_report, build_trec_report, unknown_warning,
 )
+from builder.score.trec import read_qrels, read_trec_run
+
+if TYPE_CHECKING:  # scoring a TREC run without the judge never loads pydantic or asyncio
+    from builder.score.inputs import GoldenSet, RunItem, UnknownQuery
 
 
 MAX_K = 1000  # as baseline-run's --k
@@ -93,7 +92,7 @@ def _run_id(golden_path: str, run_path: str) -> str:
               help="Store the scored run in the database (runs, run_items).")
 @click.option("--prompts", "prompts_dir", type=click.Path(file_okay=False), default=None,
               help="Folder of prompt files overriding the bundled judge prompts.")
-@llm_options
+@llm_options(lazy=True)
 @click.pass_obj
 def score(obj, golden_path, run_path, qrels_path, trec_run_path, k_text, judge, outs,
           fail_under, fail_over, complete, gain, level, dedupe, max_contexts, name, save, prompts_dir,
@@ -125,6 +124,9 @@ def score(obj, golden_path, run_path, qrels_path, trec_run_path, k_text, judge, 
     options = ScoreOptions(ks=ks, gain=gain, complete=complete, level=level, dedupe=dedupe)
     thresholds = parse_thresholds(fail_under, fail_over, known=known_metrics(ks),
                                   judge=judge and not trec)
+    # Read golden.toml now whenever the judge may run, so a bad config fails before any work;
+    # --no-judge and TREC scoring never load the LLM settings.
+    settings = llm_settings() if judge and not trec else None
 
     if trec:
         report = build_trec_report(read_qrels(qrels_path), read_trec_run(trec_run_path,
@@ -133,6 +135,8 @@ def score(obj, golden_path, run_path, qrels_path, trec_run_path, k_text, judge, 
         run_items: dict[str, RunItem] = {}
         golden = None
     else:
+        from builder.score.inputs import read_golden, read_run
+
         golden = read_golden(golden_path)
         unknown: list[UnknownQuery] = []
         run_items = read_run(run_path, golden, dedupe=dedupe, unknown=unknown)
@@ -143,7 +147,8 @@ def score(obj, golden_path, run_path, qrels_path, trec_run_path, k_text, judge, 
             progress_line("no run line has an answer: judge metrics skipped")
             judge = False
         report = _score_jsonl(obj, golden, run_items, options, judge=judge,
-                              llm_settings=llm_settings, run_path=run_path,
+                              llm_settings=settings,
+                              run_path=run_path,
                               max_contexts=max_contexts or max(ks), prompts_dir=prompts_dir,
                               unknown=unknown)
 
@@ -166,6 +171,8 @@ def _score_jsonl(obj, golden: GoldenSet, run: dict[str, RunItem], options: Score
                  prompts_dir: str | None, unknown: list[UnknownQuery]) -> dict[str, Any]:
     if not judge:
         return build_report(golden, run, options, run_path=run_path, unknown_in_run=unknown)
+    import asyncio
+
     from builder.score.judge import Judge, JudgeInput, JudgeProgress
     from builder.store.documents import chunks_by_id
 
@@ -224,41 +231,6 @@ def _save(obj, report: dict[str, Any], golden: GoldenSet | None, run: dict[str, 
     report["run_id"] = run_id
 
 
-class _PerQuery(BaseModel):
-    metrics: dict[str, float]
-    question: str | None = None
-    type: str | None = None
-    difficulty: str | None = None
-
-
-class _ReportFile(BaseModel):
-    """What `compare` needs from a report JSON written by `golden score --out X.json`."""
-
-    run: str | None = None
-    summary: dict[str, float]
-    per_query: dict[str, _PerQuery]
-    breakdowns: dict[str, dict[str, dict[str, float]]] = {}
-    operations: dict[str, float] = {}
-
-
-def read_report(path: str) -> dict[str, Any]:
-    """A score report JSON as a plain dict (InputError naming the file when it is not one)."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read ({exc})", path=path) from None
-    try:
-        data = _ReportFile.model_validate_json(text)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        where = ".".join(str(x) for x in err["loc"]) or "file"
-        raise InputError(f"not a golden score report JSON ({where}: {err['msg']})",
-                         path=path) from None
-    out = data.model_dump()
-    out["path"] = path
-    return out
-
-
 @click.command()
 @click.argument("baseline", type=click.Path(dir_okay=False))
 @click.argument("reports", nargs=-1, required=True, type=click.Path(dir_okay=False))
@@ -279,7 +251,9 @@ def compare(baseline, reports, labels, outs, resamples, seed):
       golden compare before.json topk5.json rerank.json --labels "before,top-k 5,+ reranker" \\
           --out compare.html --out compare.md
     """
-    from builder.score.compare import compare_reports, print_comparison, render_comparison_markdown
+    from builder.score.compare import (
+        compare_reports, print_comparison, read_report, render_comparison_markdown,
+    )
     from builder.score.html import render_comparison_html
 
     paths = [baseline, *reports]
@@ -354,7 +328,10 @@ def baseline_run(obj, golden_path, k, answer, out_path, prompts_dir, llm_setting
       golden ingest samples/ && golden baseline-run --golden golden.jsonl --out run.jsonl
       golden score --golden golden.jsonl --run run.jsonl --no-judge
     """
+    import asyncio
+
     from builder.score.baseline import add_answers, retrieve, write_run
+    from builder.score.inputs import read_golden
 
     report_mod.check_not_an_input(out_path, {"golden file": golden_path,
                                              "database": obj.db_path})

@@ -25,6 +25,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel
+
 from builder.errors import InputError
 from builder.score.directions import arrow, lower_is_better, verdict
 from builder.score.report import fmt, md_cell, md_table, query_label, visible
@@ -233,6 +235,43 @@ def _worse(qa: Mapping[str, Any], qb: Mapping[str, Any], common: Sequence[str],
                       "worst": min(-abs(d) for d in drops.values())})
     worse.sort(key=lambda w: (w["worst"], w["query_id"]))
     return worse
+
+
+class _PerQuery(BaseModel):
+    metrics: dict[str, float]
+    question: str | None = None
+    type: str | None = None
+    difficulty: str | None = None
+
+
+class _ReportFile(BaseModel):
+    """What `compare` needs from a report JSON written by `golden score --out X.json`."""
+
+    run: str | None = None
+    summary: dict[str, float]
+    per_query: dict[str, _PerQuery]
+    breakdowns: dict[str, dict[str, dict[str, float]]] = {}
+    operations: dict[str, float] = {}
+
+
+def read_report(path: str) -> dict[str, Any]:
+    """A score report JSON as a plain dict (InputError naming the file when it is not one)."""
+    from pydantic import ValidationError
+
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read ({exc})", path=path) from None
+    try:
+        data = _ReportFile.model_validate_json(text)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(x) for x in err["loc"]) or "file"
+        raise InputError(f"not a golden score report JSON ({where}: {err['msg']})",
+                         path=path) from None
+    out = data.model_dump()
+    out["path"] = path
+    return out
 
 
 # ---------------------------------------------------------------- text renderers

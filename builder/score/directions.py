@@ -12,9 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from builder.score.judge import JUDGE_METRICS
 from builder.score.retrieval import metric_names
 
+# Every metric the LLM judge can put in a report (`judge` computes them).
+JUDGE_METRICS = (
+    "faithfulness", "faithfulness_supported", "hallucination_rate", "answer_relevancy",
+    "correctness", "context_relevance", "wrong_refusal_rate", "correct_refusal_rate",
+)
 LOWER_IS_BETTER_JUDGE = ("hallucination_rate", "wrong_refusal_rate")
 OPERATIONS = ("latency_p50_ms", "latency_p95_ms", "latency_p99_ms", "mean_cost", "total_cost",
               "mean_prompt_tokens", "total_prompt_tokens", "mean_completion_tokens",

@@ -21,8 +21,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from builder.errors import InputError, JobError
-from builder.score.directions import known_metrics, lower_is_better
-from builder.score.judge import JUDGE_METRICS
+from builder.score.directions import JUDGE_METRICS, known_metrics, lower_is_better
 
 UNDER, OVER = "--fail-under", "--fail-over"
 

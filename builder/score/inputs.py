@@ -1,4 +1,5 @@
-"""Reading what `golden score` is given: golden JSONL, run JSONL, TREC qrels and TREC runs.
+"""Reading what `golden score` is given: golden JSONL and run JSONL (TREC qrels and runs are
+read by `trec`, re-exported here).
 
 Every reader validates each line with a pydantic model and raises `InputError` naming the
 file and line for anything malformed: bad JSON, a missing field, duplicate queries, a docno
@@ -27,7 +28,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,6 +36,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from builder.errors import InputError
+from builder.score.trec import read_qrels, read_trec_run  # noqa: F401  (re-exported)
 
 UNANSWERABLE = "unanswerable"
 
@@ -304,68 +305,3 @@ def _unique(ids: list[str], dedupe: bool, path: str, line: int) -> list[str]:
         seen.add(docno)
         out.append(docno)
     return out
-
-
-def _parse_int(text: str, what: str, path: str, line: int) -> int:
-    try:
-        return int(text)
-    except ValueError:
-        raise InputError(f"{what} {text!r} is not an integer", path=path, line=line) from None
-
-
-def read_qrels(path: str | Path) -> dict[str, dict[str, int]]:
-    """TREC qrels (`qid iter docno rel` per line) -> {qid: {docno: rel}}, qids sorted as
-    trec_eval orders them. A docno judged twice for one query is an InputError."""
-    spath = str(path)
-    qrels: dict[str, dict[str, int]] = {}
-    for n, text in _lines(path):
-        if text.lstrip().startswith("#"):
-            continue
-        parts = text.split()
-        if len(parts) != 4:
-            raise InputError(f"expected 'qid iter docno rel', got {len(parts)} fields",
-                             path=spath, line=n)
-        qid, _, docno, rel_text = parts
-        rel = _parse_int(rel_text, "relevance", spath, n)
-        judged = qrels.setdefault(qid, {})
-        if docno in judged:
-            raise InputError(f"{docno!r} judged twice for query {qid!r}", path=spath, line=n)
-        judged[docno] = rel
-    if not qrels:
-        raise InputError("no judgments (the file is empty)", path=spath)
-    return dict(sorted(qrels.items()))
-
-
-def read_trec_run(path: str | Path, *, dedupe: bool = False) -> dict[str, dict[str, float]]:
-    """TREC run (`qid Q0 docno rank score tag [ignored...]`) -> {qid: {docno: score}}; the
-    rank column is ignored (`retrieval` ranks by score, as trec_eval does).
-    A docno twice for one query is an InputError unless `dedupe` (keeps the highest score)."""
-    spath = str(path)
-    scored: dict[str, dict[str, float]] = {}
-    for n, text in _lines(path):
-        if text.lstrip().startswith("#"):
-            continue
-        parts = text.split()
-        if len(parts) < 6:
-            raise InputError(f"expected 'qid Q0 docno rank score tag', got {len(parts)} fields",
-                             path=spath, line=n)
-        qid, _, docno, _, score_text = parts[:5]
-        try:
-            score = float(score_text)
-            if math.isnan(score):
-                raise ValueError
-        except ValueError:
-            raise InputError(f"score {score_text!r} is not a number", path=spath,
-                             line=n) from None
-        docs = scored.setdefault(qid, {})
-        if docno in docs:
-            if not dedupe:
-                raise InputError(f"{docno!r} retrieved twice for query {qid!r} (trec_eval "
-                                 "refuses duplicate docs; --dedupe keeps the best)",
-                                 path=spath, line=n)
-            score = max(score, docs[docno])
-        docs[docno] = score
-    if not scored:
-        raise InputError("the run is empty (no result lines)", path=spath)
-    return dict(sorted(scored.items()))
-

@@ -45,12 +45,9 @@ from collections.abc import Callable
 from builder.errors import JobError
 from builder.llm.prompts import Prompt, load_prompt
 from builder.llm.types import LLM, BudgetExceeded
+from builder.score.directions import JUDGE_METRICS  # noqa: F401  (re-exported)
 from builder.score.refusal import RefusalCheck, check_refusal
 
-JUDGE_METRICS = (
-    "faithfulness", "faithfulness_supported", "hallucination_rate", "answer_relevancy",
-    "correctness", "context_relevance", "wrong_refusal_rate", "correct_refusal_rate",
-)
 PROMPTS = ("judge_claims", "judge_faithfulness", "judge_relevancy", "judge_correctness",
            "judge_refusal", "judge_context")
 

@@ -38,9 +38,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from builder.generate.models import DIFFICULTIES, TYPES
-from builder.score.inputs import GoldenSet, RunItem, UnknownQuery
-from builder.score.judge import JUDGE_METRICS, JudgeOutcome
+from typing import TYPE_CHECKING
+
+from builder.score.directions import JUDGE_METRICS
 from builder.score.retrieval import (
     DEFAULT_KS, evaluate, mean_metrics, metric_names, ranked_ids,
 )
@@ -50,8 +50,16 @@ FAITHFUL = 4          # faithfulness at or above this counts as faithful for att
 REPORT_VERSION = 2
 MISS_LIMIT = 100      # retrieval misses listed in a report (all are counted)
 LIST_LIMIT = 50       # unknown run queries listed (all are counted)
-_NATURAL_ORDER = {"difficulty": {d: i for i, d in enumerate(DIFFICULTIES)},
-                  "type": {t: i for i, t in enumerate(TYPES)}}
+
+if TYPE_CHECKING:  # the TREC path never loads pydantic or the judge
+    from builder.score.inputs import GoldenSet, RunItem, UnknownQuery
+    from builder.score.judge import JudgeOutcome
+
+
+def _natural_order(field: str) -> dict[str, int]:
+    from builder.generate.models import DIFFICULTIES, TYPES
+
+    return {d: i for i, d in enumerate(DIFFICULTIES if field == "difficulty" else TYPES)}
 
 
 @dataclass(frozen=True)
@@ -245,7 +253,7 @@ def _breakdown(per_query: Mapping[str, dict], field: str, ks: Sequence[int]) -> 
     groups: dict[str, list[dict]] = {}
     for entry in per_query.values():
         groups.setdefault(str(entry[field]), []).append(entry["metrics"])
-    rank = _NATURAL_ORDER.get(field, {})
+    rank = _natural_order(field) if groups else {}
     return {
         value: {"n": len(rows), **_ordered_means(rows, ks)}
         for value, rows in sorted(groups.items(), key=lambda kv: (rank.get(kv[0], len(rank)),
