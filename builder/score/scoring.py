@@ -33,6 +33,7 @@ means; golden items missing from the run are left out unless `complete`, and the
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
@@ -202,9 +203,8 @@ def retrieval_misses(judgments: Mapping[str, Mapping[str, int]],
     for pos, (qid, metrics) in enumerate(per_query.items()):
         if qid in rankings and metrics.get(recall_name, 1.0) < 1.0:
             found.append(((metrics[recall_name], metrics["mrr"], metrics[ndcg_name], pos), qid))
-    found.sort()
     listed = []
-    for _, qid in found[:limit]:
+    for _, qid in heapq.nsmallest(limit, found):
         gold = [d for d, g in judgments[qid].items() if g >= options.level]
         top = ranked_ids(rankings[qid], k)
         in_top = set(top)
