@@ -139,3 +139,17 @@ async def test_progress_lines_with_planned_calls_and_an_estimate():
                                "(refusal decided by code for 3 of 3)")
     assert any("about" in line and "left" in line for line in lines[1:])
     assert lines[-1].startswith("judge: 3/3 answers, 15/~15 calls")
+
+
+async def test_judge_limited_to_some_aspects_makes_only_their_calls():
+    llm = ScriptedLLM(refusing_judge)
+    judge = Judge(llm, metrics=("refusal", "faithfulness"))
+    items = [item("a", "The store opened in 2001."), item("b", "Blue.")]
+    assert [judge.planned_calls(i) for i in items] == [2, 1 + 2]
+    outs = await judge.judge_all(items)
+    assert sorted({p for p, _, _ in llm.calls}) == ["judge_claims", "judge_faithfulness",
+                                                   "judge_refusal"]
+    assert set(outs["a"].metrics) == {"wrong_refusal_rate", "faithfulness",
+                                      "faithfulness_supported", "hallucination_rate"}
+    with pytest.raises(ValueError, match="unknown judge aspects"):
+        Judge(llm, metrics=("vibes",))

@@ -48,6 +48,9 @@ from builder.llm.types import LLM, BudgetExceeded
 from builder.score.directions import JUDGE_METRICS  # noqa: F401  (re-exported)
 from builder.score.refusal import RefusalCheck, check_refusal
 
+# What `Judge(metrics=...)` can be limited to (a log without reference answers cannot be judged
+# for correctness; a benchmark may want faithfulness and refusals only).
+ASPECTS = ("refusal", "faithfulness", "answer_relevancy", "correctness", "context_relevance")
 PROMPTS = ("judge_claims", "judge_faithfulness", "judge_relevancy", "judge_correctness",
            "judge_refusal", "judge_context")
 
@@ -163,7 +166,12 @@ class Judge:
     """Scores items with one LLM client; `concurrency` items are judged at a time."""
 
     def __init__(self, llm: LLM, *, prompts_dir: str | None = None, max_contexts: int = 10,
-                 concurrency: int = 4, progress: JudgeProgress | None = None):
+                 concurrency: int = 4, progress: JudgeProgress | None = None,
+                 metrics: Sequence[str] = ASPECTS):
+        unknown = sorted(set(metrics) - set(ASPECTS))
+        if unknown:
+            raise ValueError(f"unknown judge aspects {unknown}; known: {', '.join(ASPECTS)}")
+        self.aspects = frozenset(metrics)
         self.llm = llm
         self.prompts_dir = prompts_dir
         self.prompts: dict[str, Prompt] = {n: load_prompt(n, prompts_dir) for n in PROMPTS}
@@ -183,11 +191,13 @@ class Judge:
         """LLM calls `judge_item` makes for this item when every call succeeds."""
         check = check or check_refusal(item.answer, self.prompts_dir)
         contexts = len(item.contexts[: self.max_contexts])
-        calls = 0 if check.decided else 1
-        if contexts and not check.is_refusal:
+        on = self.aspects
+        calls = 0 if check.decided or "refusal" not in on else 1
+        if contexts and not check.is_refusal and "faithfulness" in on:
             calls += 2  # claims, then their verdicts
         if item.answerable:
-            calls += 2 + contexts  # relevancy, correctness, one per context
+            calls += ("answer_relevancy" in on) + ("correctness" in on)
+            calls += contexts if "context_relevance" in on else 0
         return calls
 
     async def judge_all(self, items: Sequence[JudgeInput]) -> dict[str, JudgeOutcome]:
@@ -242,9 +252,12 @@ class Judge:
                 return None
 
         qa = {"question": item.question, "answer": item.answer}
+        on = self.aspects
         check = check_refusal(item.answer, self.prompts_dir)
         refusal: bool | None = None
-        if check.decided:
+        if "refusal" not in on:
+            pass
+        elif check.decided:
             refusal = check.is_refusal
             out.details["refusal"] = {"refusal": refusal, "partial": check.verdict == "partial",
                                       "decided_by": "code", "reason": _code_reason(check)}
@@ -258,12 +271,13 @@ class Judge:
             key = "wrong_refusal_rate" if item.answerable else "correct_refusal_rate"
             out.metrics[key] = 1.0 if refusal else 0.0
 
-        if item.answerable:
+        if item.answerable and "answer_relevancy" in on:
             relevancy = await attempt("answer_relevancy",
                                       self._call("judge_relevancy", qa, Score))
             if relevancy is not None:
                 out.metrics["answer_relevancy"] = float(relevancy.score)
                 out.details["answer_relevancy"] = relevancy.model_dump()
+        if item.answerable and "correctness" in on:
             correctness = await attempt("correctness", self._call(
                 "judge_correctness", {**qa, "reference": item.reference}, Score))
             if correctness is not None:
@@ -271,9 +285,10 @@ class Judge:
                 out.details["correctness"] = correctness.model_dump()
 
         contexts = item.contexts[: self.max_contexts]
-        if contexts and not check.is_refusal:  # only a pure refusal (by code) has no claims
+        # only a pure refusal (found by code) has no claims to check
+        if contexts and not check.is_refusal and "faithfulness" in on:
             await attempt("faithfulness", self._faithfulness(item, contexts, out))
-        if contexts and item.answerable:
+        if contexts and item.answerable and "context_relevance" in on:
             await attempt("context_relevance", self._context_relevance(item, contexts, out))
         return out
 
@@ -341,9 +356,11 @@ def _code_reason(check: RefusalCheck) -> str:
 
 def judge_records(llm: LLM, items: Sequence[JudgeInput], *, prompts_dir: str | None = None,
                   max_contexts: int = 10, concurrency: int = 4,
-                  progress: JudgeProgress | None = None) -> tuple[dict[str, JudgeOutcome], Judge]:
+                  progress: JudgeProgress | None = None, metrics: Sequence[str] = ASPECTS,
+                  ) -> tuple[dict[str, JudgeOutcome], Judge]:
     """Judge plain records outside `golden score` (e.g. answers from production logs): the
-    outcomes by query id, and the `Judge` (its `model`, `prompt_versions()`, `stopped`)."""
+    outcomes by query id, and the `Judge` (its `model`, `prompt_versions()`, `stopped`).
+    `metrics` limits the aspects judged (see `ASPECTS`)."""
     judge = Judge(llm, prompts_dir=prompts_dir, max_contexts=max_contexts,
-                  concurrency=concurrency, progress=progress)
+                  concurrency=concurrency, progress=progress, metrics=metrics)
     return asyncio.run(judge.judge_all(items)), judge
