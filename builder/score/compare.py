@@ -276,11 +276,11 @@ def read_report(path: str) -> dict[str, Any]:
 
 # ---------------------------------------------------------------- text renderers
 
-def change_text(change: Mapping[str, Any] | None, *, ci: bool = True) -> str:
-    """`+0.0500 ↑ better [+0.01, +0.09]*` (the star: the interval excludes 0)."""
+def change_text(change: Mapping[str, Any] | None, *, ci: bool = True, digits: int = 4) -> str:
+    """`+0.0500 ↑ better [+0.010, +0.090]*` (the star: the interval excludes 0)."""
     if change is None or change["delta"] is None:
         return "–"
-    text = f"{change['delta']:+.4f} {change['arrow']}"
+    text = f"{change['delta']:+.{digits}f} {change['arrow']}"
     if change["verdict"] != "same":
         text += f" {change['verdict']}"
     if ci and change.get("ci_low") is not None:
@@ -355,23 +355,34 @@ def deltas_text(values: Mapping[str, float]) -> str:
 
 
 def print_comparison(result: Mapping[str, Any], console=None, *, limit: int = 20) -> None:
+    """The terminal view: the headline metrics (largest k), MRR, MAP, the judge's and the
+    operations figures, each delta with its arrow and verdict (* when the paired interval
+    excludes 0); every metric with its interval is in the --out files."""
+    from rich import box
     from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
     console = console or Console(highlight=False)
     labels = [r["label"] for r in result["runs"]]
-    table = Table(title=f"Baseline: {visible(labels[0])}", title_justify="left")
-    table.add_column("metric")
+    shown = set(result["headline_metrics"]) | {"mrr", "map"}
+    rows = [r for r in result["metrics"] if r["metric"] in shown or "@" not in r["metric"]]
+    table = Table(title=f"Baseline: {visible(labels[0])} (all metrics and intervals: --out "
+                        "compare.md or .html)", title_justify="left", box=box.SIMPLE_HEAD)
+    table.add_column("metric", no_wrap=True, min_width=14)
     for label in labels:
         table.add_column(Text(visible(label, 24)), justify="right")
     for label in labels[1:]:
-        table.add_column(Text("Δ " + visible(label, 22)), justify="right")
-    for row in result["metrics"] + result["operations"]:
+        table.add_column(Text("Δ " + visible(label, 22)), justify="right", no_wrap=True,
+                         min_width=15)
+    for row in rows + result["operations"]:
         cells = []
         for c in row["changes"][1:]:
             style = {"better": "green", "worse": "red"}.get(c["verdict"] if c else "", "")
-            cells.append(Text(change_text(c, ci="ci_low" in (c or {})), style=style))
+            text = change_text(c, ci=False, digits=3)
+            if c and c.get("significant"):
+                text += "*"
+            cells.append(Text(text, style=style))
         table.add_row(row["metric"], *(fmt(v) for v in row["values"]), *cells)
     console.print(table)
     for i, worse in enumerate(result["worse"][1:], 1):
