@@ -206,7 +206,7 @@ def _breakdowns(reports: Sequence[Mapping[str, Any]], field: str) -> dict[str, A
     out: dict[str, Any] = {}
     for g in groups:
         cells = [t.get(g) or {} for t in tables]
-        entry: dict[str, Any] = {"n": [c.get("n", 0) for c in cells], "metrics": {}}
+        entry: dict[str, Any] = {"n": [int(c.get("n", 0)) for c in cells], "metrics": {}}
         for m in metrics:
             values = [c.get(m) for c in cells]
             deltas = [None] + [v - values[0] if v is not None and values[0] is not None
