@@ -153,3 +153,40 @@ async def test_judge_limited_to_some_aspects_makes_only_their_calls():
                                       "faithfulness_supported", "hallucination_rate"}
     with pytest.raises(ValueError, match="unknown judge aspects"):
         Judge(llm, metrics=("vibes",))
+
+
+def test_plain_records_judged_reported_and_gated_without_a_golden_file():
+    """What `golden logs evaluate` builds on: judge plain records, report, gate."""
+    import json
+
+    from builder.errors import JobError
+    from builder.score.gate import check_gate, parse_thresholds, report_figures
+    from builder.score.directions import known_metrics
+    from builder.score.report import render
+    from builder.score.scoring import build_records_report
+
+    records = [
+        {"query_id": "log-1", "question": "When did the store open?", "latency_ms": 120,
+         "cost": 0.002, "answer": "The store opened in 2001 in Berlin.",
+         "contexts": ["The store opened in 1998."]},
+        {"query_id": "log-2", "question": "Where is it?", "latency_ms": 80,
+         "answer": "I cannot find that in the sources.", "contexts": ["It is in Rotterdam."]},
+    ]
+    items = [JudgeInput(query_id=r["query_id"], question=r["question"], reference="",
+                        answer=r["answer"], contexts=r["contexts"], answerable=True)
+             for r in records]
+    judged, judge = judge_records(ScriptedLLM(refusing_judge), items,
+                                  metrics=("refusal", "faithfulness"))
+    report = build_records_report(records, source="logs.jsonl", judged=judged,
+                                  judge_model=judge.model)
+    assert report["summary"]["hallucination_rate"] == 1.0
+    assert report["summary"]["wrong_refusal_rate"] == 0.5
+    assert report["operations"]["latency_p50_ms"] == 100.0
+    assert "| hallucination_rate | 1.0000 |" in render(report, "md")
+    html = render(report, "html")
+    assert "When did the store open?" in html and "Retrieval misses" not in html
+    assert json.loads(render(report, "json"))["per_query"]["log-2"]["metrics"] == {
+        "wrong_refusal_rate": 1.0}
+    gate = parse_thresholds([], ["hallucination_rate=15%"], known=known_metrics(()), judge=True)
+    with pytest.raises(JobError, match="hallucination_rate 1.0000 > 0.15"):
+        check_gate(report_figures(report), gate)

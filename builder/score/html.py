@@ -165,7 +165,8 @@ def render_html(report: Mapping[str, Any]) -> str:
     out += [f'<p class="warn">{_e(w)}</p>' for w in report["warnings"]]
 
     out.append("<h2 id=\"headline\">Headline</h2>")
-    out.append(headline_matrix(summary, ks))
+    if ks:
+        out.append(headline_matrix(summary, ks))
     judge_rows = [(k, v) for k, v in summary.items() if "@" not in k and k not in ("mrr", "map")]
     if judge_rows:
         out.append("<h3>Judge</h3>")
@@ -234,6 +235,8 @@ def _query_link(entry: Mapping[str, Any], anchors: Mapping[str, str], qid: str) 
 
 def _misses_section(report, misses, anchors) -> list[str]:
     k = report.get("retrieval_miss_k")
+    if k is None:
+        return []
     total = report["counts"].get("retrieval_misses", len(misses))
     out = [f"<h2 id=\"misses\">Retrieval misses: gold not in the top {k} ({total})</h2>"]
     if not misses:
@@ -272,7 +275,8 @@ def _bad_section(bad, anchors) -> list[str]:
 
 def _queries_section(report, anchors, misses, bad) -> list[str]:
     per_query = report["per_query"]
-    k = max(report["options"]["ks"])
+    ks = report["options"]["ks"]
+    k = max(ks) if ks else None
     cols = [m for m in (f"hit_rate@{k}", f"recall@{k}", f"ndcg@{k}", "mrr", "correctness",
                         "faithfulness") if m in report["summary"]]
     miss_at = {m["query_id"]: i for i, m in enumerate(misses)}

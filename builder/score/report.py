@@ -138,7 +138,7 @@ def md_table(header: list[str], rows: list[list[str]]) -> list[str]:
 def breakdown_columns(report: Mapping[str, Any]) -> list[str]:
     """Metrics shown in per-type/difficulty tables: the largest-k retrieval figures + judge."""
     ks = report["options"]["ks"]
-    k = max(ks)
+    k = max(ks) if ks else None
     wanted = [f"hit_rate@{k}", f"recall@{k}", f"ndcg@{k}", "mrr", "map", "correctness",
               "faithfulness", "hallucination_rate", "context_relevance", "wrong_refusal_rate",
               "correct_refusal_rate"]
@@ -240,17 +240,18 @@ def print_terminal(report: Mapping[str, Any], console=None) -> None:
     console = console or Console(highlight=False)
     summary = report["summary"]
     ks = report["options"]["ks"]
-    table = Table(title="Retrieval", title_justify="left")
-    table.add_column("metric")
-    for k in ks:
-        table.add_column(f"@{k}", justify="right")
-    for fam in ("hit_rate", "mrr", "recall", "precision", "ndcg"):
-        if f"{fam}@{ks[0]}" in summary:
-            table.add_row(fam, *(fmt(summary.get(f"{fam}@{k}")) for k in ks))
-    for name in ("mrr", "map"):
-        if name in summary:
-            table.add_row(f"{name} (uncut)", fmt(summary[name]), *[""] * (len(ks) - 1))
-    console.print(table)
+    if ks:
+        table = Table(title="Retrieval", title_justify="left")
+        table.add_column("metric")
+        for k in ks:
+            table.add_column(f"@{k}", justify="right")
+        for fam in ("hit_rate", "mrr", "recall", "precision", "ndcg"):
+            if f"{fam}@{ks[0]}" in summary:
+                table.add_row(fam, *(fmt(summary.get(f"{fam}@{k}")) for k in ks))
+        for name in ("mrr", "map"):
+            if name in summary:
+                table.add_row(f"{name} (uncut)", fmt(summary[name]), *[""] * (len(ks) - 1))
+        console.print(table)
     judge_rows = [(k, v) for k, v in summary.items()
                   if "@" not in k and k not in ("mrr", "map")]
     if judge_rows:

@@ -271,20 +271,66 @@ def percentile(values: Sequence[float], p: float) -> float:
 
 
 def operations(items: Sequence[RunItem]) -> dict[str, Any]:
-    """Latency percentiles and per-query cost/tokens over the lines that report them."""
+    """Latency percentiles and per-query cost/tokens over the run lines that report them."""
+    return operations_of([vars(i.record) for i in items])
+
+
+def operations_of(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The operations figures of plain records (`latency_ms`, `cost`, `prompt_tokens`,
+    `completion_tokens`, each optional): p50/p95/p99 latency, mean and total of the rest, and
+    how many records had each."""
     out: dict[str, Any] = {}
-    latency = [i.record.latency_ms for i in items if i.record.latency_ms is not None]
+    latency = [r["latency_ms"] for r in records if r.get("latency_ms") is not None]
     if latency:
         out["latency_n"] = len(latency)
         for p in (50, 95, 99):
             out[f"latency_p{p}_ms"] = percentile(latency, p)
     for name in ("cost", "prompt_tokens", "completion_tokens"):
-        values = [getattr(i.record, name) for i in items if getattr(i.record, name) is not None]
+        values = [r[name] for r in records if r.get(name) is not None]
         if values:
             out[f"mean_{name}"] = sum(values) / len(values)
             out[f"total_{name}"] = sum(values)
             out[f"{name}_n"] = len(values)
     return out
+
+
+def build_records_report(records: Sequence[Mapping[str, Any]], *, source: str,
+                         judged: Mapping[str, JudgeOutcome] | None = None,
+                         judge_model: str | None = None,
+                         judge_prompts: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """A report in the standard layout from plain records, for answers that have no golden
+    item (production logs, a chat export): each record a mapping with `query_id`, `question`
+    and optionally `type`, `difficulty`, `latency_ms`, `cost`, `prompt_tokens`,
+    `completion_tokens`; `judged` the judge's outcomes by query id (`judge.judge_records`).
+    No retrieval metrics (there is no gold), so every renderer, `compare` and the gate work on
+    the judge and operations figures alone."""
+    judged = judged or {}
+    per_query: dict[str, dict[str, Any]] = {}
+    for r in records:
+        qid = str(r["query_id"])
+        outcome = judged.get(qid)
+        per_query[qid] = {
+            "type": r.get("type") or "unknown", "difficulty": r.get("difficulty") or "unknown",
+            "answerable": True, "question": r.get("question"), "in_run": True,
+            "metrics": dict(outcome.metrics) if outcome else {},
+            "judge": outcome.details if outcome else None, "attribution": None,
+        }
+    unscored = [u for o in judged.values() for u in o.unscored]
+    warnings = []
+    if unscored:
+        items = len({u["query_id"] for u in unscored})
+        warnings.append(f"the judge could not score {items} item(s) ({len(unscored)} metric(s)); "
+                        "they are listed under judge.unscored and left out of the means.")
+    return _assemble(
+        golden_path=source, run_path=source, options=ScoreOptions(ks=()), per_query=per_query,
+        counts={"golden_items": len(per_query), "answerable": len(per_query), "unanswerable": 0,
+                "in_run": len(per_query), "missing_from_run": 0, "unknown_in_run": 0,
+                "retrieval_scored": 0, "judged": len(judged), "judge_unscored": len(unscored),
+                "judge_unscored_items": len({u["query_id"] for u in unscored})},
+        operations=operations_of(records),
+        judge={"model": judge_model, "prompts": dict(judge_prompts or {}), "unscored": unscored},
+        missing={}, warnings=warnings, misses={"k": None, "total": 0, "items": []}, unknown=[],
+    )
 
 
 def _attribution(relevance: Mapping[str, int], run_item: RunItem | None,
