@@ -182,7 +182,7 @@ def test_plain_records_judged_reported_and_gated_without_a_golden_file():
     assert report["summary"]["hallucination_rate"] == 1.0
     assert report["summary"]["wrong_refusal_rate"] == 0.5
     assert report["operations"]["latency_p50_ms"] == 100.0
-    assert "| hallucination_rate | 1.0000 |" in render(report, "md")
+    assert "| hallucination\\_rate | 1.0000 |" in render(report, "md")
     html = render(report, "html")
     assert "When did the store open?" in html and "Retrieval misses" not in html
     assert json.loads(render(report, "json"))["per_query"]["log-2"]["metrics"] == {
