@@ -28,10 +28,10 @@ import sys
 import time
 from pathlib import Path
 
+from builder.vocabulary import DIFFICULTIES, TYPES
+
 NOW = "2025-01-01T00:00:00.000000+00:00"
-TYPES = ["single_hop", "reasoning", "multi_hop", "comparative", "temporal", "unanswerable",
-         "ambiguous"]
-DIFFS = ["easy", "medium", "hard", None]
+DIFFS = [*DIFFICULTIES, None]
 
 REFERENCE = r"""
 import json, sqlite3, sys

@@ -12,7 +12,6 @@ Runs the pipeline twice: facts from the (scripted) LLM, and facts cut out by cod
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import random
 import re
@@ -33,8 +32,9 @@ from builder.generate.models import GenerateOptions  # noqa: E402
 from builder.generate.runner import run_generate  # noqa: E402
 from builder.ingest.tokens import count_tokens  # noqa: E402
 from builder.store import Store  # noqa: E402
+from builder.text.language import HAN_CHAR  # noqa: E402
 from tests.fakes import ScriptedLLM  # noqa: E402
-from tests.test_generate_support import ideal  # noqa: E402
+from tests.support.scripted_kb import ideal  # noqa: E402
 
 _SENT = re.compile(r"(?<=[.!?。！？])\s*|\n+")
 _NAME = re.compile(r"\b[A-Z][\w-]*(?:\s+[A-Z][\w-]*)*")
@@ -45,7 +45,7 @@ def sentence_model(name, v, role):
         facts = []
         for s in _SENT.split(v["chunk"]):
             s = s.strip(" -*#|")
-            if len(s.split()) >= 5 or (re.search(r"[\u4e00-\u9fff]", s) and len(s) >= 8):
+            if len(s.split()) >= 5 or (HAN_CHAR.search(s) and len(s) >= 8):
                 ents = [m.group(0) for m in _NAME.finditer(s) if m.start() > 0][:3]
                 facts.append({"fact": s, "evidence": s, "entities": ents, "dates": []})
         return {"facts": facts[:8]}

@@ -27,8 +27,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from builder.store import Store  # noqa: E402
-from builder.store import review as rs  # noqa: E402
-from tests.review_factory import add_candidates  # noqa: E402
+from builder.store import review_log, review_queue  # noqa: E402
+from tests.support.rows import add_candidates  # noqa: E402
 
 SIZE = (160, 50)
 
@@ -80,12 +80,12 @@ async def bench_review(db: str, rounds: int) -> dict:
         await app.writer.drain()
         print(f"{'writes drained after':<28} {(time.perf_counter() - t) * 1000:7.1f} ms")
 
-        filters = [rs.CandidateFilter(type="reasoning"), rs.CandidateFilter(difficulty="hard"),
-                   rs.CandidateFilter(status="pending"), rs.CandidateFilter(sort="newest"),
-                   rs.CandidateFilter(verdict=None, duplicates="include"),
-                   rs.CandidateFilter(status="accepted"), rs.CandidateFilter(sort="type"),
-                   rs.CandidateFilter(document_id="doc1.md"), rs.CandidateFilter(tag="bench"),
-                   rs.CandidateFilter()]
+        filters = [review_queue.CandidateFilter(type="reasoning"), review_queue.CandidateFilter(difficulty="hard"),
+                   review_queue.CandidateFilter(status="pending"), review_queue.CandidateFilter(sort="newest"),
+                   review_queue.CandidateFilter(verdict=None, duplicates="include"),
+                   review_queue.CandidateFilter(status="accepted"), review_queue.CandidateFilter(sort="type"),
+                   review_queue.CandidateFilter(document_id="doc1.md"), review_queue.CandidateFilter(tag="bench"),
+                   review_queue.CandidateFilter()]
         samples, per_filter = [], {}
         for i in range(rounds):
             f = filters[i % len(filters)]
@@ -101,7 +101,7 @@ async def bench_review(db: str, rounds: int) -> dict:
             print(f"    {statistics.median(values) * 1000:6.1f} ms  {name}")
         await screen.settle()
         samples = await timed(
-            lambda i: screen.apply_filter(rs.CandidateFilter(text=f"Question {4242 + i}")), 20,
+            lambda i: screen.apply_filter(review_queue.CandidateFilter(text=f"Question {4242 + i}")), 20,
             settle=screen.settle)
         out["search"] = summary("free-text search (trigram)", samples)
         await screen.settle()
@@ -109,13 +109,13 @@ async def bench_review(db: str, rounds: int) -> dict:
         await screen.settle()
         print(f"{'background count+stats':<28} {(time.perf_counter() - t) * 1000:7.1f} ms")
         # Broad text (~11k matches): the LIKE walk in sort order serves the page instead.
-        samples = await timed(lambda i: screen.apply_filter(rs.CandidateFilter(text=f"Answer {i}")),
+        samples = await timed(lambda i: screen.apply_filter(review_queue.CandidateFilter(text=f"Answer {i}")),
                               10, settle=screen.settle)
         summary("broad search (LIKE walk)", samples)
         t = time.perf_counter()
         await screen.settle()
         print(f"{'  its background count':<28} {(time.perf_counter() - t) * 1000:7.1f} ms")
-        screen.apply_filter(rs.CandidateFilter())
+        screen.apply_filter(review_queue.CandidateFilter())
         await screen.settle()
         # With rendering: press + paint, for the feel of it (includes Pilot idle waits).
         samples = await timed(lambda i: pilot.press("n"), 20)
@@ -188,7 +188,7 @@ def main() -> None:
         with Store(db) as s:
             add_candidates(s, args.n)
             for i in range(0, args.n, 1000):  # a sparse tag, for the tag filter
-                rs.record_decision(s, f"c{i:06d}", "setup", "tag", tag="bench")
+                review_log.record_decision(s, f"c{i:06d}", "setup", "tag", tag="bench")
         print(f"built {args.n} candidates in {time.perf_counter() - t:.1f} s: {db}")
     else:
         with Store(db) as s:  # a reused file: start from an unreviewed queue

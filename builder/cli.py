@@ -23,7 +23,7 @@ from builder.errors import GoldenError
 # name -> "module:attribute"; the order here is the order in `golden --help`.
 COMMANDS: dict[str, str] = {
     "ingest": "builder.ingest.commands:ingest",
-    "stats": "builder.ingest.commands:stats",
+    "stats": "builder.stats:stats",
     "generate": "builder.generate.commands:generate",
     "review": "review_tui.commands:review",
     "export": "builder.export.commands:export",

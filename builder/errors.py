@@ -28,6 +28,10 @@ class InputError(GoldenError):
         self.line = line
 
 
+class ReviewError(InputError):
+    """A review action or filter that cannot apply (unknown candidate, bad reason, bad value)."""
+
+
 class JobError(GoldenError):
     """A job ran but could not finish (endpoint unreachable, budget exhausted before any work...)."""
 

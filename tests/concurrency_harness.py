@@ -18,9 +18,9 @@ from builder.store import Store
 from builder.store import candidates as cstore
 from tests.crash_harness import clean_env, golden_cmd
 from tests.review_driver import check_log
-from tests.review_factory import add_candidates, add_documents
+from tests.support.rows import add_candidates, add_documents
 from tests.stub_endpoint import StubEndpoint
-from tests.test_generate_support import build_kb
+from tests.support.scripted_kb import build_kb
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -3,7 +3,7 @@
 Used by tests/test_reliability_crash.py (a few kills, in CI) and tests/stress/ (20 kills).
 
 One campaign = one or more jobs; one job = a fresh tiny knowledge base (tests/
-test_generate_support.py), a `golden generate` subprocess pointed at a `StubEndpoint` (ideal
+tests/support/scripted_kb.py), a `golden generate` subprocess pointed at a `StubEndpoint` (ideal
 replies, added latency so kills land in every stage), killed `kills` times, each time resumed,
 then run to the end and once more (which must make no LLM request). After every kill and at
 the end it checks:
@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tests.stub_endpoint import StubEndpoint
-from tests.test_generate_support import build_kb
+from tests.support.scripted_kb import build_kb
 
 CANDIDATE_FIXED = ("id", "type", "question", "answer", "language", "chunk_ids", "hops",
                    "evidence", "fact_ids", "seed_fact_id", "parent_id", "document_id",

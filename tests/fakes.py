@@ -14,9 +14,10 @@ from builder.llm.types import LLMResult
 class ScriptedLLM:
     """Implements `builder.llm.types.LLM` from a function.
 
-    `respond(prompt_name, variables, role)` returns a dict (validated against the output model),
+    `respond(prompt_name, variables, role)` (each variable as the text the model reads: lists
+    written through the prompt's `--- list` sections) returns a dict (validated against the output model),
     an `LLMResult` (returned as is, to script failures) or an exception (raised).
-    Every call is recorded in `self.calls` as (prompt_name, variables, role).
+    Every call is recorded in `self.calls` as (prompt_name, those variables, role).
     """
 
     def __init__(self, respond: Callable[[str, Mapping[str, Any], str], Any],
@@ -29,8 +30,9 @@ class ScriptedLLM:
     async def structured(self, prompt: Prompt, variables: Mapping[str, Any], output: type[BaseModel],
                          *, stage: str | None = None, role: str = "generator") -> LLMResult:
         prompt.render(dict(variables))  # fails like the real client on a missing variable
-        self.calls.append((prompt.name, dict(variables), role))
-        reply = self.respond(prompt.name, variables, role)
+        shown = prompt.fill(dict(variables))  # each variable as the model reads it
+        self.calls.append((prompt.name, shown, role))
+        reply = self.respond(prompt.name, shown, role)
         if isinstance(reply, LLMResult):
             return reply
         if isinstance(reply, BaseException):

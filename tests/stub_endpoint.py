@@ -4,7 +4,7 @@
 HTTP/1.1 keep-alive, one thread per connection). It recognises which prompt a request was
 rendered from (it matches the messages against the templates in `prompts/`, so it also reads
 the variables back) and answers with the scripted "ideal" model of
-`tests/test_generate_support.py`, so `golden generate` pointed at it produces valid structured
+`tests/support/scripted_kb.py`, so `golden generate` pointed at it produces valid structured
 replies. On top of that it injects faults at set rates:
 
     429       HTTP 429 with a Retry-After header
@@ -109,7 +109,7 @@ def _template_regex(template: str, suffix: bool = False) -> re.Pattern:
 
 def ideal_reply(name: str, variables: Mapping[str, str]) -> dict:
     """The scripted ideal model of the generation tests (one place for that logic)."""
-    from tests.test_generate_support import ideal
+    from tests.support.scripted_kb import ideal
 
     return ideal(name, variables, "generator")
 

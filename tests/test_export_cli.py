@@ -14,7 +14,7 @@ import pytest
 from builder.cli import main
 from builder.export import ExportOptions, export_dataset
 from builder.export.manifest import manifest_json_schema
-from tests.test_export_factory import add_candidates, add_tags, candidate_row, make_store
+from tests.support.rows import accepted_candidate, add_tags, export_store, insert_rows
 
 FORMATS = ("native", "seed", "ragas", "deepeval")
 
@@ -40,23 +40,23 @@ def schema(name: str) -> dict:
 def db(tmp_path) -> Path:
     """Accepted items of several types and difficulties, plus items the export must leave out."""
     path = tmp_path / "golden.db"
-    store = make_store(path)
+    store = export_store(path)
     rows = [
-        candidate_row("c-edit", edit_question="Edited question?", edit_answer="Edited answer.",
+        accepted_candidate("c-edit", edit_question="Edited question?", edit_answer="Edited answer.",
                       edit_type="reasoning", edit_difficulty="hard", reviewer="bob",
                       chunk_ids=["doc-b#0", "doc-a#1"]),
-        candidate_row("c-multi", type="multi_hop", difficulty="medium",
+        accepted_candidate("c-multi", type="multi_hop", difficulty="medium",
                       chunk_ids=["doc-a#0", "doc-b#0"], document_id="docs/a.md"),
-        candidate_row("c-failed-but-accepted", verdict="failed"),
-        candidate_row("c-pending", status="pending", verdict="passed"),
-        candidate_row("c-pending-failed", status="pending", verdict="failed"),
-        candidate_row("c-rejected", status="rejected"),
-        candidate_row("c-dup", duplicate_of="c-multi"),
+        accepted_candidate("c-failed-but-accepted", verdict="failed"),
+        accepted_candidate("c-pending", status="pending", verdict="passed"),
+        accepted_candidate("c-pending-failed", status="pending", verdict="failed"),
+        accepted_candidate("c-rejected", status="rejected"),
+        accepted_candidate("c-dup", duplicate_of="c-multi"),
     ]
     for i in range(12):
-        rows.append(candidate_row(f"c-{i:02d}", difficulty=("easy", "medium", "hard")[i % 3],
+        rows.append(accepted_candidate(f"c-{i:02d}", difficulty=("easy", "medium", "hard")[i % 3],
                                   type=("single_hop", "temporal")[i % 2]))
-    add_candidates(store, rows)
+    insert_rows(store, "candidates", rows)
     add_tags(store, [("c-multi", "geo"), ("c-multi", "capitals")])
     store.close()
     return path
@@ -183,15 +183,15 @@ def test_same_seed_gives_identical_bytes_and_another_seed_another_split(db, tmp_
 
 def test_variants_of_one_fact_land_in_the_same_split(tmp_path, capsys):
     db = tmp_path / "g.db"
-    store = make_store(db)
+    store = export_store(db)
     rows = []
     for f in range(10):  # ten facts, each a question plus two evolved variants
         for v in range(3):
-            rows.append(candidate_row(f"f{f}-v{v}", seed_fact_id=f"fact-{f}",
+            rows.append(accepted_candidate(f"f{f}-v{v}", seed_fact_id=f"fact-{f}",
                                       difficulty=("easy", "medium", "hard")[v]))
-    rows += [candidate_row(f"single-{i}", difficulty=("easy", "medium", "hard")[i % 3])
+    rows += [accepted_candidate(f"single-{i}", difficulty=("easy", "medium", "hard")[i % 3])
              for i in range(30)]
-    add_candidates(store, rows)
+    insert_rows(store, "candidates", rows)
     store.close()
     out = tmp_path / "g.jsonl"
     code, _, err = run(db, "--out", str(out), "--split", "train=0.6,dev=0.2,test=0.2",
@@ -221,12 +221,12 @@ def test_variants_of_one_fact_land_in_the_same_split(tmp_path, capsys):
 
 def test_balance_subsamples_and_warns_about_the_short_stratum(tmp_path, capsys):
     db = tmp_path / "g.db"
-    store = make_store(db)
-    rows = ([candidate_row(f"e{i}", difficulty="easy") for i in range(50)]
-            + [candidate_row(f"m{i}", difficulty="medium") for i in range(30)]
-            + [candidate_row(f"h{i}", difficulty="hard") for i in range(6)]
-            + [candidate_row("u0", difficulty=None)])
-    add_candidates(store, rows)
+    store = export_store(db)
+    rows = ([accepted_candidate(f"e{i}", difficulty="easy") for i in range(50)]
+            + [accepted_candidate(f"m{i}", difficulty="medium") for i in range(30)]
+            + [accepted_candidate(f"h{i}", difficulty="hard") for i in range(6)]
+            + [accepted_candidate("u0", difficulty=None)])
+    insert_rows(store, "candidates", rows)
     store.close()
     out = tmp_path / "g.jsonl"
     code, _, err = run(db, "--out", str(out), "--balance", "difficulty=40:30:30", capsys=capsys)
@@ -272,8 +272,8 @@ def test_output_in_a_missing_folder_exits_2(db, tmp_path, capsys):
 
 def test_failure_mid_export_leaves_no_file(tmp_path):
     db = tmp_path / "g.db"
-    store = make_store(db)
-    add_candidates(store, [candidate_row("ok"), candidate_row("stale", chunk_ids=["gone#0"])])
+    store = export_store(db)
+    insert_rows(store, "candidates", [accepted_candidate("ok"), accepted_candidate("stale", chunk_ids=["gone#0"])])
     with pytest.raises(Exception, match="gone#0"):
         export_dataset(store, ExportOptions(out=tmp_path / "g.jsonl",
                                             split={"train": 0.5, "test": 0.5}))
@@ -281,8 +281,8 @@ def test_failure_mid_export_leaves_no_file(tmp_path):
 
 
 def test_export_dataset_api(tmp_path):
-    store = make_store(tmp_path / "g.db")
-    add_candidates(store, [candidate_row(f"c{i}") for i in range(5)])
+    store = export_store(tmp_path / "g.db")
+    insert_rows(store, "candidates", [accepted_candidate(f"c{i}") for i in range(5)])
     result = export_dataset(store, ExportOptions(out=tmp_path / "x.jsonl", format="ragas",
                                                  dataset_version="v1"))
     assert result.total == 5
@@ -292,10 +292,10 @@ def test_export_dataset_api(tmp_path):
 
 
 def test_untrusted_text_is_data_one_record_per_line(tmp_path):
-    store = make_store(tmp_path / "g.db")
+    store = export_store(tmp_path / "g.db")
     nasty = 'Line one\nline "two" \u2028 </script> {{var}} \x1b[31m ünïcødé 🙂'
-    add_candidates(store, [candidate_row("c1", edit_answer=nasty, evidence="not json"),
-                           candidate_row("c2", evidence=[{"chunk_id": "doc-a#0", "quote": "q",
+    insert_rows(store, "candidates", [accepted_candidate("c1", edit_answer=nasty, evidence="not json"),
+                           accepted_candidate("c2", evidence=[{"chunk_id": "doc-a#0", "quote": "q",
                                                           "start": True}, "junk", {"quote": 1}])])
     export_dataset(store, ExportOptions(out=tmp_path / "g.jsonl"))
     lines = (tmp_path / "g.jsonl").read_bytes().split(b"\n")
@@ -316,9 +316,9 @@ def test_refuses_to_overwrite_the_database(db, capsys):
 
 
 def test_a_group_too_big_for_its_split_is_reported(tmp_path):
-    store = make_store(tmp_path / "g.db")
-    add_candidates(store, [candidate_row(f"v{i}", seed_fact_id="fact") for i in range(6)]
-                   + [candidate_row(f"s{i}") for i in range(4)])
+    store = export_store(tmp_path / "g.db")
+    insert_rows(store, "candidates", [accepted_candidate(f"v{i}", seed_fact_id="fact") for i in range(6)]
+                   + [accepted_candidate(f"s{i}") for i in range(4)])
     result = export_dataset(store, ExportOptions(out=tmp_path / "g.jsonl",
                                                  split={"a": "0.4", "b": "0.3", "c": "0.3"}))
     assert [f.records for f in result.files] == [6, 2, 2]
@@ -339,3 +339,10 @@ def test_exported_files_get_the_usual_permissions(db, tmp_path, capsys):
     os.umask(mask)
     for path in (out, tmp_path / "golden.jsonl.manifest.json"):
         assert path.stat().st_mode & 0o777 == 0o666 & ~mask
+
+
+def test_the_export_kb_holds_what_the_tests_expect(tmp_path):
+    store = export_store(tmp_path / "g.db")
+    insert_rows(store, "candidates", [accepted_candidate("c1")])
+    assert store.query("SELECT count(*) AS n FROM candidates")[0]["n"] == 1
+    assert store.query("SELECT count(*) AS n FROM chunks")[0]["n"] == 4

@@ -8,7 +8,7 @@ from click.testing import CliRunner
 from builder.cli import golden, main
 from builder.store import Store
 
-from tests.test_generate_support import build_kb
+from tests.support.scripted_kb import build_kb
 
 
 def test_dry_run_prints_estimate_and_writes_nothing(tmp_path):

@@ -19,7 +19,7 @@ from builder.store.candidates import list_chunks, load_candidates
 from builder.store.search import absent_terms
 
 from tests.fakes import ScriptedLLM
-from tests.test_generate_support import build_kb
+from tests.support.scripted_kb import build_kb
 
 PROPOSALS = [
     "How much does the Gold membership cost per year?",   # answered by chunk m1
@@ -35,15 +35,15 @@ def _ctx(store, llm):
     return RunContext.create(store, llm, GenerateOptions(n=4))
 
 
-def test_absent_terms_uses_stems_and_prefixes(tmp_path):
-    store = build_kb(tmp_path / "g.db")
+def test_absent_terms_uses_stems_and_prefixes(kb_store):
+    store = kb_store
     assert absent_terms(store, ["shipping", "shipped", "restocking", "wrapping", "bitcoin"]) == [
         "wrapping", "bitcoin"]
     assert absent_terms(store, ["标准", "礼品"]) == ["礼品"]
 
 
-def test_screen_reasons(tmp_path):
-    store = build_kb(tmp_path / "g.db")
+def test_screen_reasons(kb_store):
+    store = kb_store
     assert screen(store, "How much does the Gold membership cost per year?", "en") == \
         "a chunk contains every term"
     assert screen(store, "Do you offer gift wrapping?", "en") is None
@@ -51,8 +51,8 @@ def test_screen_reasons(tmp_path):
     assert screen(store, "Gift wrapping", "en") == "not a question"
 
 
-def test_propose_keeps_only_unanswerable_questions(tmp_path):
-    store = build_kb(tmp_path / "g.db")
+def test_propose_keeps_only_unanswerable_questions(kb_store):
+    store = kb_store
     llm = ScriptedLLM(lambda name, v, role: {"questions": PROPOSALS})
     chunks = list_chunks(store)
     made = asyncio.run(propose(_ctx(store, llm), chunks, [], want=3))  # no table: topics
@@ -69,8 +69,8 @@ def test_propose_keeps_only_unanswerable_questions(tmp_path):
     assert variables["avoid"] == ""
 
 
-def test_second_attempt_lists_what_was_asked_and_writes_no_repeats(tmp_path):
-    store = build_kb(tmp_path / "g.db")
+def test_second_attempt_lists_what_was_asked_and_writes_no_repeats(kb_store):
+    store = kb_store
     llm = ScriptedLLM(lambda name, v, role: {"questions": ["Do you offer gift wrapping?",
                                                            "Is there parking at the stores?"]})
     ctx = _ctx(store, llm)
@@ -227,15 +227,15 @@ def test_numbered_names_count_as_one_term():
 
 
 def test_ambiguous_question_naming_one_reading_is_caught():
-    from builder.generate.verify import _names_a_reading
+    from builder.generate.checks import names_a_reading
     names = ["Sleeping bag (20 °F / −7 °C)", "Sleeping pad"]
-    assert _names_a_reading("How much does a sleeping bag cost per day?", names) == [names[0]]
-    assert _names_a_reading("How much does the sleeping gear cost per day?", names) == []
-    assert _names_a_reading("What is the annual fee for Gold?", ["Basic", "Gold"]) == ["Gold"]
+    assert names_a_reading("How much does a sleeping bag cost per day?", names) == [names[0]]
+    assert names_a_reading("How much does the sleeping gear cost per day?", names) == []
+    assert names_a_reading("What is the annual fee for Gold?", ["Basic", "Gold"]) == ["Gold"]
 
 
 def _checks(store, cand, facts, example=""):
-    from builder.generate.verify import code_checks
+    from builder.generate.checks import code_checks
     from builder.store.documents import chunks_by_id
 
     chunks = chunks_by_id(store, cand["chunk_ids"])
@@ -330,8 +330,8 @@ def test_a_value_question_must_name_a_subject_of_its_fact(tmp_path):
     assert "names_subject" not in _checks(store, cand, [fact])
 
 
-def test_topic_proposals_stop_after_three_attempts(tmp_path):
-    store = build_kb(tmp_path / "g.db")
+def test_topic_proposals_stop_after_three_attempts(kb_store):
+    store = kb_store
     llm = ScriptedLLM(lambda name, v, role: {"questions": ["Is the KB complete?"]})  # same reply
     chunks = list_chunks(store)
     for _ in range(5):

@@ -13,7 +13,7 @@ from builder.generate.models import GenerateOptions
 from builder.generate.runner import run_generate
 
 from tests.fakes import ScriptedLLM
-from tests.test_generate_support import build_kb, ideal
+from tests.support.scripted_kb import build_kb, ideal
 
 
 class ShuffledLLM(ScriptedLLM):

@@ -10,15 +10,15 @@ from builder.generate.runner import run_generate
 from builder.store.candidates import load_candidates
 
 from tests.fakes import ScriptedLLM
-from tests.test_generate_support import build_kb, ideal
+from tests.support.scripted_kb import ideal
 
 
 def run(store, llm, **kw):
     return run_generate(store, llm, GenerateOptions(**{"n": 10, **kw}))
 
 
-def test_ideal_model_yields_exactly_the_planned_mix(tmp_path):
-    store = build_kb(tmp_path / "g.db")
+def test_ideal_model_yields_exactly_the_planned_mix(kb_store):
+    store = kb_store
     llm = ScriptedLLM(ideal)
     summary = run(store, llm)
     pool = [c for c in load_candidates(store) if c["verdict"] == "passed" and not c["duplicate_of"]]
@@ -56,8 +56,8 @@ def test_ideal_model_yields_exactly_the_planned_mix(tmp_path):
         assert parent["type"] == "single_hop" and parent["seed_fact_id"] == c["seed_fact_id"]
 
 
-def test_rerun_with_nothing_to_do_makes_no_calls(tmp_path):
-    store = build_kb(tmp_path / "g.db")
+def test_rerun_with_nothing_to_do_makes_no_calls(kb_store):
+    store = kb_store
     run(store, ScriptedLLM(ideal))
     before = store.query("SELECT id, verdict, difficulty, duplicate_of FROM candidates ORDER BY id")
     again = ScriptedLLM(ideal)
@@ -71,8 +71,8 @@ def test_rerun_with_nothing_to_do_makes_no_calls(tmp_path):
     assert 0 < len(more.calls) <= 3 * 2 + 2
 
 
-def test_chinese_chunk_gets_chinese_questions(tmp_path):
-    store = build_kb(tmp_path / "g.db")
+def test_chinese_chunk_gets_chinese_questions(kb_store):
+    store = kb_store
     run(store, ScriptedLLM(ideal), types=["single_hop"], n=16)
     zh = [c for c in load_candidates(store) if c["chunk_ids"] == ["z1"]]
     assert zh and all(c["language"] == "zh" for c in zh)
@@ -81,14 +81,14 @@ def test_chinese_chunk_gets_chinese_questions(tmp_path):
     assert {f["language"] for f in facts} == {"zh"}
 
 
-def test_injection_in_chunk_stays_data(tmp_path):
+def test_injection_in_chunk_stays_data(kb_store):
     """A model that obeys the chunk's 'answer 42' produces an answer the checks reject."""
     def obedient(name, v, role):
         if name == "questions" and "Summit" in v["fact"]:
             return {"question": "What warranty does the Summit jacket have?", "answer": "42"}
         return ideal(name, v, role)
 
-    store = build_kb(tmp_path / "g.db")
+    store = kb_store
     llm = ScriptedLLM(obedient)
     run(store, llm, types=["single_hop"], n=16)
     cand = next(c for c in load_candidates(store) if c["chunk_ids"] == ["j1"])
@@ -99,8 +99,8 @@ def test_injection_in_chunk_stays_data(tmp_path):
     assert "Ignore previous instructions" in facts_call["chunk"]
 
 
-def test_dry_run_writes_nothing(tmp_path):
-    store = build_kb(tmp_path / "g.db")
+def test_dry_run_writes_nothing(kb_store):
+    store = kb_store
     llm = ScriptedLLM(lambda *a: None)
     llm.dry_run = True
     from builder.llm.types import LLMResult
@@ -115,8 +115,8 @@ def test_dry_run_writes_nothing(tmp_path):
     assert json.dumps(summary.model_dump())  # serialisable for the demo
 
 
-def test_facts_cut_out_by_code_need_no_llm_call(tmp_path):
-    store = build_kb(tmp_path / "g.db")
+def test_facts_cut_out_by_code_need_no_llm_call(kb_store):
+    store = kb_store
     llm = ScriptedLLM(ideal)
     summary = run(store, llm, facts="text")
     assert not any(name == "facts" for name, _, _ in llm.calls)
@@ -129,10 +129,10 @@ def test_facts_cut_out_by_code_need_no_llm_call(tmp_path):
     assert any(name == "facts" for name, _, _ in more.calls)
 
 
-def test_auto_facts_mode_follows_the_embedded_model(tmp_path):
+def test_auto_facts_mode_follows_the_embedded_model(kb_store):
     from builder.generate.context import RunContext
 
-    store = build_kb(tmp_path / "g.db")
+    store = kb_store
     llm = ScriptedLLM(ideal)
     assert RunContext.create(store, llm, GenerateOptions()).facts_mode == "llm"
     llm.local = True  # what OpenAIClient sets when golden serves the embedded model
@@ -140,10 +140,10 @@ def test_auto_facts_mode_follows_the_embedded_model(tmp_path):
     assert RunContext.create(store, llm, GenerateOptions(facts="llm")).facts_mode == "llm"
 
 
-def test_a_type_the_model_cannot_write_is_given_up(tmp_path):
+def test_a_type_the_model_cannot_write_is_given_up(kb_store):
     from tests.test_generate_verify import with_overrides
 
-    store = build_kb(tmp_path / "g.db")
+    store = kb_store
     bad = ScriptedLLM(with_overrides(evolve_comparative=lambda v: {
         "question": f"Which is it: {v['fact_a']}?", "answer": "It is 999."}))  # never grounded
     summary = run(store, bad, types=["comparative", "single_hop"], n=8, max_rounds=5)

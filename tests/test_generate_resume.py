@@ -12,7 +12,7 @@ from builder.generate.runner import run_generate
 from builder.llm.types import BudgetExceeded, LLMResult
 
 from tests.fakes import ScriptedLLM
-from tests.test_generate_support import build_kb, ideal
+from tests.support.scripted_kb import build_kb, ideal
 
 STAGES = ["facts", "questions", "evolve_temporal", "evolve_multi_hop", "evolve_unanswerable_topics",
           "verify_grounded", "verify_multi_hop", "verify_unanswerable"]
@@ -52,9 +52,9 @@ def clean(tmp_path_factory):
 
 
 @pytest.mark.parametrize("stage", STAGES)
-def test_crash_in_stage_then_resume(tmp_path, clean, stage):
+def test_crash_in_stage_then_resume(clean, stage, kb_store):
     expected, clean_calls = clean
-    store = build_kb(tmp_path / "g.db")
+    store = kb_store
     first = ScriptedLLM(failing_at(stage, 1, Boom("injected")))
     with pytest.raises(Boom):
         run_generate(store, first, GenerateOptions(n=10))
@@ -76,9 +76,9 @@ def test_crash_in_stage_then_resume(tmp_path, clean, stage):
     assert not repeated
 
 
-def test_budget_stop_is_clean_and_resumes(tmp_path, clean):
+def test_budget_stop_is_clean_and_resumes(clean, kb_store):
     expected, clean_calls = clean
-    store = build_kb(tmp_path / "g.db")
+    store = kb_store
     first = ScriptedLLM(failing_at("questions", 1, BudgetExceeded("budget of $0.01 spent")))
     summary = run_generate(store, first, GenerateOptions(n=10))
     assert summary.stopped and "budget" in summary.stopped
@@ -92,8 +92,8 @@ def test_budget_stop_is_clean_and_resumes(tmp_path, clean):
     assert clean_calls["verify_grounded"] <= made["verify_grounded"] <= clean_calls["verify_grounded"] + 1
 
 
-def test_failed_calls_are_values_and_retried_next_run(tmp_path):
-    store = build_kb(tmp_path / "g.db")
+def test_failed_calls_are_values_and_retried_next_run(kb_store):
+    store = kb_store
     bad = ScriptedLLM(failing_at("facts", 2, LLMResult(None, "invalid", error="bad json")))
     summary = run_generate(store, bad, GenerateOptions(n=10, max_rounds=1))
     assert summary.llm_failures == 1 and summary.stopped is None

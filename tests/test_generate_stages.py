@@ -8,13 +8,15 @@ from builder.errors import InputError
 from builder.generate import dedup
 from builder.generate.difficulty import level
 from builder.generate.facts import ground_facts
-from builder.generate.models import DEFENSIVE, ExtractedFact
+from builder.generate.models import ExtractedFact
+from builder.vocabulary import DEFENSIVE
 from builder.generate.plan import (
     expected_difficulty, largest_remainder, parse_mix, parse_types, steer_for_difficulty,
     type_targets,
 )
 from builder.generate.spans import locate_span
-from builder.generate.terms import arithmetic_closure, dates, detect_language, numbers
+from builder.generate.terms import arithmetic_closure, dates, numbers
+from builder.text.language import detect_language
 
 
 def test_locate_span_exact_fuzzy_and_fabricated():

@@ -10,8 +10,9 @@ import pytest
 from builder.generate.context import RunContext
 from builder.generate.models import GenerateOptions
 from builder.generate.runner import run_generate
+from builder.generate.checks import code_checks
 from builder.generate.verify import (
-    MAX_BATCH_CHUNKS, MAX_BATCH_ITEMS, code_checks, grounded_batches, verify_key, verify_pending,
+    MAX_BATCH_CHUNKS, MAX_BATCH_ITEMS, grounded_batches, verify_key, verify_pending,
 )
 from builder.llm.types import LLMResult
 from builder.store import candidates as cstore
@@ -19,7 +20,7 @@ from builder.store.candidates import load_candidates
 from builder.store.documents import chunks_by_id
 
 from tests.fakes import ScriptedLLM
-from tests.test_generate_support import build_kb, ideal
+from tests.support.scripted_kb import build_kb, ideal
 
 
 def with_overrides(**over):
@@ -35,8 +36,8 @@ def only(store, llm, types, n=2):
     return [c for c in load_candidates(store) if c["type"] in types]
 
 
-def test_multi_hop_answerable_from_one_chunk_is_rejected(tmp_path):
-    store = build_kb(tmp_path / "g.db")
+def test_multi_hop_answerable_from_one_chunk_is_rejected(kb_store):
+    store = kb_store
     # names the bridge and asks what fact B alone says: one chunk answers it
     llm = ScriptedLLM(with_overrides(evolve_multi_hop=lambda v: {
         "question": f"What does {v['bridge']} offer: {v['fact_b']}", "answer": v["fact_b"]}))
@@ -47,8 +48,8 @@ def test_multi_hop_answerable_from_one_chunk_is_rejected(tmp_path):
     assert not any(name == "verify_multi_hop" for name, _, _ in llm.calls)  # code gated first
 
 
-def test_multi_hop_llm_says_one_passage_suffices(tmp_path):
-    store = build_kb(tmp_path / "g.db")
+def test_multi_hop_llm_says_one_passage_suffices(kb_store):
+    store = kb_store
     llm = ScriptedLLM(with_overrides(verify_multi_hop=lambda v: {
         "answerable": True, "single_passage_answers": [2], "reason": "passage 2 is enough"}))
     cands = only(store, llm, ["multi_hop"], n=1)
@@ -56,8 +57,8 @@ def test_multi_hop_llm_says_one_passage_suffices(tmp_path):
     assert any(r.startswith("llm_hops_needed") for r in cands[0]["rejection_reasons"])
 
 
-def test_unanswerable_answered_by_the_kb_is_rejected(tmp_path):
-    store = build_kb(tmp_path / "g.db")
+def test_unanswerable_answered_by_the_kb_is_rejected(kb_store):
+    store = kb_store
     answered = "How much does the Gold membership cost per year?"
     llm = ScriptedLLM(with_overrides(evolve_unanswerable_topics=lambda v: {"questions": [answered]}))
     assert only(store, llm, ["unanswerable"], n=1) == []  # screened out: never a candidate
@@ -71,8 +72,8 @@ def test_unanswerable_answered_by_the_kb_is_rejected(tmp_path):
 NEAR_MISS = "Do you offer gift wrapping for Gold membership orders?"  # shares terms with m1
 
 
-def test_unanswerable_with_no_matching_chunk_needs_no_llm_check(tmp_path):
-    store = build_kb(tmp_path / "g.db")
+def test_unanswerable_with_no_matching_chunk_needs_no_llm_check(kb_store):
+    store = kb_store
     llm = ScriptedLLM(with_overrides(evolve_unanswerable_topics=lambda v: {
         "questions": ["Do you sell bicycles?"]}))
     [cand] = only(store, llm, ["unanswerable"], n=1)
@@ -80,8 +81,8 @@ def test_unanswerable_with_no_matching_chunk_needs_no_llm_check(tmp_path):
     assert not any(name == "verify_unanswerable" for name, _, _ in llm.calls)
 
 
-def test_unanswerable_llm_answered_gates_only_with_a_real_quote(tmp_path):
-    store = build_kb(tmp_path / "g.db")
+def test_unanswerable_llm_answered_gates_only_with_a_real_quote(tmp_path, kb_store):
+    store = kb_store
     llm = ScriptedLLM(with_overrides(
         evolve_unanswerable_topics=lambda v: {"questions": [NEAR_MISS]},
         verify_unanswerable=lambda v: {
@@ -100,8 +101,8 @@ def test_unanswerable_llm_answered_gates_only_with_a_real_quote(tmp_path):
     assert cands[0]["verdict"] == "failed"
 
 
-def test_grounded_llm_negative_gates(tmp_path):
-    store = build_kb(tmp_path / "g.db")
+def test_grounded_llm_negative_gates(kb_store):
+    store = kb_store
     llm = ScriptedLLM(with_overrides(verify_grounded=lambda v: {"items": [
         {"item": int(n), "answerable": True, "unsupported_claims": [answer]}
         for n, answer in re.findall(r'<item number="(\d+)">\n.*\nReference answer: (.*)\n',
@@ -111,9 +112,9 @@ def test_grounded_llm_negative_gates(tmp_path):
     assert any(r.startswith("llm_claims_supported") for r in cands[0]["rejection_reasons"])
 
 
-def test_unsupported_claim_from_elsewhere_does_not_gate(tmp_path):
+def test_unsupported_claim_from_elsewhere_does_not_gate(kb_store):
     """The 0.5B, judging several items at once, names claims of other items or passages."""
-    store = build_kb(tmp_path / "g.db")
+    store = kb_store
     llm = ScriptedLLM(with_overrides(verify_grounded=lambda v: {"items": [
         {"item": int(n), "answerable": True, "unsupported_claims": ["the paper or emailed receipt"]}
         for n in re.findall(r'<item number="(\d+)">', v["items"])]}))
@@ -123,8 +124,8 @@ def test_unsupported_claim_from_elsewhere_does_not_gate(tmp_path):
     assert stray and stray[0]["gate"] is False and "ignored" in stray[0]["reason"]
 
 
-def test_temporal_answer_with_old_value_is_rejected(tmp_path):
-    store = build_kb(tmp_path / "g.db")
+def test_temporal_answer_with_old_value_is_rejected(kb_store):
+    store = kb_store
     llm = ScriptedLLM(with_overrides(evolve_temporal=lambda v: {
         "question": "What is the current rule for this at Northwind?", "answer": v["older_fact"]}))
     cands = only(store, llm, ["temporal"], n=1)
@@ -132,8 +133,8 @@ def test_temporal_answer_with_old_value_is_rejected(tmp_path):
     assert "uses_newer_value: answer uses the older value" in cands[0]["rejection_reasons"]
 
 
-def test_ambiguous_and_context_phrases(tmp_path):
-    store = build_kb(tmp_path / "g.db")
+def test_ambiguous_and_context_phrases(kb_store):
+    store = kb_store
     llm = ScriptedLLM(with_overrides(
         evolve_ambiguous=lambda v: {"question": f"Is {v['entity_a']} dearer than {v['entity_b']}?",
                                     "answer": v["fact_a"]},
@@ -150,8 +151,8 @@ def test_ambiguous_and_context_phrases(tmp_path):
                           for c in single)
 
 
-def test_fabricated_evidence_span_is_rejected(tmp_path):
-    store = build_kb(tmp_path / "g.db")
+def test_fabricated_evidence_span_is_rejected(kb_store):
+    store = kb_store
     cand = {"id": "x", "type": "single_hop", "language": "en",
             "question": "How long does Northwind accept returns?", "answer": "90 days",
             "chunk_ids": ["r25"], "fact_ids": [],
@@ -208,8 +209,8 @@ def grounded_calls(llm):
     return [v for name, v, role in llm.calls if name == "verify_grounded" and role == "verifier"]
 
 
-def test_one_call_judges_three_candidates_on_one_chunk(tmp_path):
-    store = build_kb(tmp_path / "g.db")
+def test_one_call_judges_three_candidates_on_one_chunk(kb_store):
+    store = kb_store
     llm = ScriptedLLM(ideal)
     got = verify(store, llm, shipping_cands())
     [call] = grounded_calls(llm)
@@ -225,8 +226,8 @@ def test_one_call_judges_three_candidates_on_one_chunk(tmp_path):
     assert done == {verify_key(ctx, c) for c in shipping_cands()}
 
 
-def test_unsupported_claim_on_item_2_rejects_only_item_2(tmp_path):
-    store = build_kb(tmp_path / "g.db")
+def test_unsupported_claim_on_item_2_rejects_only_item_2(kb_store):
+    store = kb_store
     llm = ScriptedLLM(replying(lambda ns: {"items": [
         {"item": n, "answerable": True, "unsupported_claims": ["costs $6"] if n == 2 else []}
         for n in ns]}))
@@ -237,8 +238,8 @@ def test_unsupported_claim_on_item_2_rejects_only_item_2(tmp_path):
     assert got["c2"]["rejection_reasons"] == ["llm_claims_supported: verifier: unsupported claim 'costs $6'"]
 
 
-def test_not_answerable_gates_its_item(tmp_path):
-    store = build_kb(tmp_path / "g.db")
+def test_not_answerable_gates_its_item(kb_store):
+    store = kb_store
     llm = ScriptedLLM(replying(lambda ns: {"items": [
         {"item": n, "answerable": n != 3, "reason": "not stated" if n == 3 else ""} for n in ns]}))
     got = verify(store, llm, shipping_cands())
@@ -246,8 +247,8 @@ def test_not_answerable_gates_its_item(tmp_path):
     assert got["c3"]["rejection_reasons"] == ["llm_answerable: verifier: not stated"]
 
 
-def test_missing_repeated_and_out_of_range_items_do_not_gate(tmp_path):
-    store = build_kb(tmp_path / "g.db")
+def test_missing_repeated_and_out_of_range_items_do_not_gate(kb_store):
+    store = kb_store
     # item 2 left out; item 1 given twice (the first verdict counts); item 9 does not exist
     llm = ScriptedLLM(replying(lambda ns: {"items": [
         {"item": 1, "answerable": True}, {"item": 1, "answerable": False, "reason": "dup"},
@@ -260,8 +261,8 @@ def test_missing_repeated_and_out_of_range_items_do_not_gate(tmp_path):
     assert {c["check"]: c["passed"] for c in got["c1"]["verification"]}["llm_answerable"] is True
 
 
-def test_failed_call_gates_none_of_its_batch(tmp_path):
-    store = build_kb(tmp_path / "g.db")
+def test_failed_call_gates_none_of_its_batch(kb_store):
+    store = kb_store
     llm = ScriptedLLM(replying(lambda ns: LLMResult(None, "error", error="server down")))
     got = verify(store, llm, shipping_cands())
     assert len(grounded_calls(llm)) == 1
@@ -272,8 +273,8 @@ def test_failed_call_gates_none_of_its_batch(tmp_path):
         assert failed["reason"] == "verifier call failed (error)"
 
 
-def test_code_check_failures_get_no_call(tmp_path):
-    store = build_kb(tmp_path / "g.db")
+def test_code_check_failures_get_no_call(kb_store):
+    store = kb_store
     cands = shipping_cands()
     cands[1]["evidence"][0]["quote"] = "Standard shipping costs $9"  # not in the chunk
     cands[1]["answer"] = "Standard shipping costs $9."
@@ -327,8 +328,8 @@ def test_batches_and_prompts_are_deterministic(tmp_path):
             == [["c6", "c4", "c5"], ["c1", "c2", "c3"]])
 
 
-def test_a_batch_is_written_in_one_transaction(tmp_path):
-    store = build_kb(tmp_path / "g.db")
+def test_a_batch_is_written_in_one_transaction(kb_store):
+    store = kb_store
     cstore.record_candidates(store, shipping_cands(), stage="test", key="seed", info={})
     good = {"candidate_id": "c1", "verification": [], "verdict": "passed", "rejection_reasons": [],
             "key": "k1"}

@@ -7,7 +7,7 @@ import random
 from builder.ingest.blocks import markdown_blocks, text_blocks
 from builder.ingest.chunker import FAR_FACTOR, chunk_blocks
 from builder.ingest.html_text import html_to_text
-from builder.ingest.language import detect_language
+from builder.text.language import detect_language
 from builder.ingest.tokens import count_tokens
 
 WORDS = ("return window days receipt gift card 45 $12.50 (member) don't it's /usr/bin C++ "

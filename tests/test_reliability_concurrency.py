@@ -29,20 +29,20 @@ def test_the_same_decision_by_a_second_annotator_is_recorded(tmp_path):
     """Found by the run above: bob accepting what ann had just accepted (his UI had not
     refreshed yet) returned "no change" and left no trace of bob's decision."""
     from builder.store import Store
-    from builder.store import review as rs
-    from tests.review_factory import add_candidates
+    from builder.store import review_log
+    from tests.support.rows import add_candidates
 
     db = tmp_path / "two.db"
     with Store(db) as ann, Store(db) as bob:
         add_candidates(ann, 1)
-        first = rs.record_decision(ann, "c000000", "ann", "accept")
-        second = rs.record_decision(bob, "c000000", "bob", "accept")
-        again = rs.record_decision(bob, "c000000", "bob", "accept")
+        first = review_log.record_decision(ann, "c000000", "ann", "accept")
+        second = review_log.record_decision(bob, "c000000", "bob", "accept")
+        again = review_log.record_decision(bob, "c000000", "bob", "accept")
         assert first and second and again is None  # a repeat of one's own decision is a no-op
         log = ann.query("SELECT annotator, action FROM review_log ORDER BY id")
         assert log == [{"annotator": "ann", "action": "accept"},
                        {"annotator": "bob", "action": "accept"}]
         assert ann.query("SELECT reviewer FROM candidates")[0]["reviewer"] == "bob"
-        assert rs.undo_last(bob, "bob").restored == 1  # back to ann's accept
+        assert review_log.undo_last(bob, "bob").restored == 1  # back to ann's accept
         row = ann.query("SELECT status, reviewer FROM candidates")[0]
         assert (row["status"], row["reviewer"]) == ("accepted", "ann")

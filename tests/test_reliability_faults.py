@@ -33,7 +33,7 @@ from builder.llm.client import OpenAIClient
 from builder.llm.settings import LLMSettings
 from builder.store import Store
 from tests.stub_endpoint import FAULTS, StubEndpoint, expected_statuses
-from tests.test_generate_support import build_kb
+from tests.support.scripted_kb import build_kb
 
 MAX_RETRIES = 3
 TIMEOUT_S = 2.0  # far above a normal reply (~5 ms), so only injected faults time out

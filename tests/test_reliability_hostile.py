@@ -27,11 +27,11 @@ from builder.score.report import render
 from builder.score.scoring import ScoreOptions, build_report
 from builder.store import Store
 from builder.store import llm_calls
-from builder.store import review as rs
+from builder.store import review_log
 from builder.store.candidates import load_candidates
 from review_tui.app import ReviewApp
 from tests.fakes import ScriptedLLM
-from tests.test_generate_support import KB, ideal
+from tests.support.scripted_kb import KB, ideal
 
 MARKUP = "[bold]Gold[/] members pay $49 per year"
 LINK = "[link=file:///etc/passwd]terms[/link] [@click=app.quit]x[/]"
@@ -120,11 +120,11 @@ def hostile_db(tmp_path_factory):
         cands = load_candidates(store)
         for c in cands:
             if c["verdict"] == "passed" and not c["duplicate_of"]:
-                rs.record_decision(store, c["id"], "ann", "accept")
+                review_log.record_decision(store, c["id"], "ann", "accept")
         first = next(c for c in cands if c["verdict"] == "passed" and not c["duplicate_of"])
-        rs.record_decision(store, first["id"], "ann\x1b[31m", "edit",
+        review_log.record_decision(store, first["id"], "ann\x1b[31m", "edit",
                            edits={"answer": f"{first['answer']} {SCRIPT} {LINK} {OSC}"})
-        rs.record_decision(store, first["id"], "ann", "tag", tag="[red]t[/]")
+        review_log.record_decision(store, first["id"], "ann", "tag", tag="[red]t[/]")
     return root
 
 

@@ -20,7 +20,7 @@ from click.testing import CliRunner
 
 from builder.cli import golden
 from builder.store import Store
-from tests.review_factory import add_candidates
+from tests.support.rows import add_candidates
 
 BAD = Path(__file__).parent / "bad_inputs"
 

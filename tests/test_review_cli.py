@@ -8,7 +8,7 @@ from builder.cli import main
 from builder.errors import InputError
 from builder.store import Store
 from review_tui.keymap import binding_ids, key_problem, load_keymap
-from tests.review_factory import add_candidates
+from tests.support.rows import add_candidates
 
 
 def run_cli(args, capsys) -> tuple[int, str]:

@@ -1,4 +1,5 @@
-"""builder/store/review.py: decisions and their log, undo, tags, bulk, paging, calibration."""
+"""builder/store/review_queue.py, review_log.py and calibration.py: decisions and their log, undo,
+tags, bulk, paging, calibration."""
 
 from __future__ import annotations
 
@@ -9,9 +10,10 @@ from dataclasses import replace
 import pytest
 
 from builder.store import Store
-from builder.store import review as rs
-from builder.store.review import CandidateFilter, ReviewError
-from tests.review_factory import add_candidates, add_documents
+from builder.store import calibration, review_log, review_queue
+from builder.errors import ReviewError
+from builder.store.review_queue import CandidateFilter
+from tests.support.rows import add_candidates, add_documents
 
 
 @pytest.fixture
@@ -32,9 +34,9 @@ def log(store, cid=None):
 
 def test_accept_reject_skip_write_projection_and_log_together(store):
     add_candidates(store, 3)
-    rs.record_decision(store, "c000000", "ann", "accept")
-    rs.record_decision(store, "c000001", "ann", "reject", reason="not_grounded", note="n/a")
-    rs.record_decision(store, "c000002", "bob", "skip")
+    review_log.record_decision(store, "c000000", "ann", "accept")
+    review_log.record_decision(store, "c000001", "ann", "reject", reason="not_grounded", note="n/a")
+    review_log.record_decision(store, "c000002", "bob", "skip")
     assert cand(store, "c000000")["status"] == "accepted"
     c1 = cand(store, "c000001")
     assert (c1["status"], c1["reject_reason"], c1["reject_note"], c1["reviewer"]) == (
@@ -50,57 +52,57 @@ def test_accept_reject_skip_write_projection_and_log_together(store):
 def test_bad_decisions_raise_and_write_nothing(store):
     add_candidates(store, 1)
     with pytest.raises(ReviewError):
-        rs.record_decision(store, "c000000", "ann", "reject", reason="bad")
+        review_log.record_decision(store, "c000000", "ann", "reject", reason="bad")
     with pytest.raises(ReviewError, match="needs a note"):
-        rs.record_decision(store, "c000000", "ann", "reject", reason="other")
+        review_log.record_decision(store, "c000000", "ann", "reject", reason="other")
     with pytest.raises(ReviewError):
-        rs.record_decision(store, "nope", "ann", "accept")
+        review_log.record_decision(store, "nope", "ann", "accept")
     with pytest.raises(ReviewError):
-        rs.record_decision(store, "c000000", "ann", "edit", edits={"type": "nonsense"})
+        review_log.record_decision(store, "c000000", "ann", "edit", edits={"type": "nonsense"})
     assert log(store) == [] and cand(store, "c000000")["status"] == "pending"
 
 
 def test_edit_keeps_generated_original(store):
     add_candidates(store, 1)
-    rs.record_decision(store, "c000000", "ann", "edit",
+    review_log.record_decision(store, "c000000", "ann", "edit",
                        edits={"question": "Better question?", "type": "reasoning"})
     c = cand(store, "c000000")
     assert c["question"] == "Question 0?" and c["edit_question"] == "Better question?"
     assert c["type"] == "single_hop" and c["edit_type"] == "reasoning"
     assert c["status"] == "pending"
     # Editing back to the original clears the edit instead of storing a copy.
-    rs.record_decision(store, "c000000", "ann", "edit", edits={"question": "Question 0?"})
+    review_log.record_decision(store, "c000000", "ann", "edit", edits={"question": "Question 0?"})
     assert cand(store, "c000000")["edit_question"] is None
     assert [r["action"] for r in log(store)] == ["edit", "edit"]
 
 
 def test_tags_and_no_op_writes_no_log(store):
     add_candidates(store, 1)
-    rs.record_decision(store, "c000000", "ann", "tag", tag="needs expert")
-    assert rs.record_decision(store, "c000000", "ann", "tag", tag="needs-expert") is None
-    assert rs.get_candidate(store, "c000000")["tags"] == ["needs-expert"]
-    rs.record_decision(store, "c000000", "ann", "untag", tag="needs-expert")
-    assert rs.get_candidate(store, "c000000")["tags"] == []
+    review_log.record_decision(store, "c000000", "ann", "tag", tag="needs expert")
+    assert review_log.record_decision(store, "c000000", "ann", "tag", tag="needs-expert") is None
+    assert review_queue.get_candidate(store, "c000000")["tags"] == ["needs-expert"]
+    review_log.record_decision(store, "c000000", "ann", "untag", tag="needs-expert")
+    assert review_queue.get_candidate(store, "c000000")["tags"] == []
     assert len(log(store)) == 2
     with pytest.raises(ReviewError):
-        rs.normalize_tag("x" * 41)
+        review_log.normalize_tag("x" * 41)
 
 
 def test_undo_per_annotator_one_by_one(store):
     add_candidates(store, 3)
-    rs.record_decision(store, "c000000", "ann", "accept")
-    rs.record_decision(store, "c000001", "bob", "accept")
-    rs.record_decision(store, "c000002", "ann", "reject", reason="trivial")
-    rs.record_decision(store, "c000002", "ann", "tag", tag="x")
-    assert rs.undo_last(store, "ann").candidate_ids == ["c000002"]  # the tag
-    assert rs.get_candidate(store, "c000002")["tags"] == []
+    review_log.record_decision(store, "c000000", "ann", "accept")
+    review_log.record_decision(store, "c000001", "bob", "accept")
+    review_log.record_decision(store, "c000002", "ann", "reject", reason="trivial")
+    review_log.record_decision(store, "c000002", "ann", "tag", tag="x")
+    assert review_log.undo_last(store, "ann").candidate_ids == ["c000002"]  # the tag
+    assert review_queue.get_candidate(store, "c000002")["tags"] == []
     assert cand(store, "c000002")["status"] == "rejected"
-    rs.undo_last(store, "ann")  # the reject
+    review_log.undo_last(store, "ann")  # the reject
     c2 = cand(store, "c000002")
     assert (c2["status"], c2["reject_reason"], c2["reviewer"]) == ("pending", None, None)
-    rs.undo_last(store, "ann")  # the accept of c0
+    review_log.undo_last(store, "ann")  # the accept of c0
     assert cand(store, "c000000")["status"] == "pending"
-    assert rs.undo_last(store, "ann") is None
+    assert review_log.undo_last(store, "ann") is None
     assert cand(store, "c000001")["status"] == "accepted"  # bob's decision untouched
     undos = [r for r in log(store) if r["action"] == "undo"]
     assert len(undos) == 3 and all(r["undoes"] for r in undos)
@@ -108,26 +110,26 @@ def test_undo_per_annotator_one_by_one(store):
 
 def test_undo_does_not_overwrite_a_later_decision_by_someone_else(store):
     add_candidates(store, 1)
-    rs.record_decision(store, "c000000", "ann", "accept")
-    rs.record_decision(store, "c000000", "bob", "reject", reason="wrong_answer")
-    result = rs.undo_last(store, "ann")
+    review_log.record_decision(store, "c000000", "ann", "accept")
+    review_log.record_decision(store, "c000000", "bob", "reject", reason="wrong_answer")
+    result = review_log.undo_last(store, "ann")
     assert result.conflicts == 1 and result.restored == 0
     assert cand(store, "c000000")["status"] == "rejected"
-    assert rs.undo_last(store, "ann") is None  # the conflicting row counts as handled
+    assert review_log.undo_last(store, "ann") is None  # the conflicting row counts as handled
 
 
 def test_bulk_over_filter_and_undo_as_one_step(store):
     add_candidates(store, 12)
     f = CandidateFilter(type="reasoning")
-    batch, n = rs.bulk_decide(store, f, "ann", "accept", chunk=2)
-    assert n == rs.count_candidates(store, replace(f, status="accepted")) == 3
+    batch, n = review_log.bulk_decide(store, f, "ann", "accept", chunk=2)
+    assert n == review_queue.count_candidates(store, replace(f, status="accepted")) == 3
     assert {r["batch_id"] for r in log(store)} == {batch}
-    rs.bulk_decide(store, CandidateFilter(), "ann", "tag", tag="batch1")
-    assert rs.count_candidates(store, CandidateFilter(tag="batch1")) == 12
-    assert rs.undo_last(store, "ann").restored == 12
-    assert rs.count_candidates(store, CandidateFilter(tag="batch1")) == 0
-    assert rs.undo_last(store, "ann").restored == 3
-    assert rs.count_candidates(store, CandidateFilter(status="accepted")) == 0
+    review_log.bulk_decide(store, CandidateFilter(), "ann", "tag", tag="batch1")
+    assert review_queue.count_candidates(store, CandidateFilter(tag="batch1")) == 12
+    assert review_log.undo_last(store, "ann").restored == 12
+    assert review_queue.count_candidates(store, CandidateFilter(tag="batch1")) == 0
+    assert review_log.undo_last(store, "ann").restored == 3
+    assert review_queue.count_candidates(store, CandidateFilter(status="accepted")) == 0
 
 
 def test_default_filter_is_queue_pending_first_passed_no_duplicates(store):
@@ -135,50 +137,50 @@ def test_default_filter_is_queue_pending_first_passed_no_duplicates(store):
     add_candidates(store, 6, chunk_ids=chunks)
     add_candidates(store, 1, start=6, chunk_ids=chunks, verdict="failed")
     add_candidates(store, 1, start=7, chunk_ids=chunks, duplicate_of="c000000")
-    rs.record_decision(store, "c000001", "ann", "accept")
+    review_log.record_decision(store, "c000001", "ann", "accept")
     f = CandidateFilter()
-    ids = [r["id"] for r in rs.page_candidates(store, f, 0, 50)]
+    ids = [r["id"] for r in review_queue.page_candidates(store, f, 0, 50)]
     assert ids == ["c000000", "c000002", "c000003", "c000004", "c000005", "c000001"]
-    assert rs.count_candidates(store, f) == 6
-    assert rs.count_candidates(store, replace(f, verdict=None, duplicates="include")) == 8
-    assert [r["id"] for r in rs.page_candidates(store, replace(f, duplicates="only",
+    assert review_queue.count_candidates(store, f) == 6
+    assert review_queue.count_candidates(store, replace(f, verdict=None, duplicates="include")) == 8
+    assert [r["id"] for r in review_queue.page_candidates(store, replace(f, duplicates="only",
                                                                 verdict=None), 0, 5)] == [
         "c000007"]
-    assert rs.position_of(store, f, "c000001") == 5
-    assert rs.position_of(store, f, "c000006") is None
-    stats = rs.review_stats(store, replace(f, status="pending"))
+    assert review_queue.position_of(store, f, "c000001") == 5
+    assert review_queue.position_of(store, f, "c000006") is None
+    stats = review_queue.review_stats(store, replace(f, status="pending"))
     assert (stats["total"], stats["reviewed"], stats["accepted"]) == (6, 1, 1)
     assert stats["by_type"]["reasoning"] == {"total": 1, "reviewed": 1, "accepted": 1,
                                              "rejected": 0}
 
 
-@pytest.mark.parametrize("sort", list(rs.SORTS))
+@pytest.mark.parametrize("sort", list(review_queue.SORTS))
 def test_keyset_pages_match_offset_pages_for_every_sort(store, sort):
     add_candidates(store, 250)
     for i in range(0, 250, 7):
-        rs.record_decision(store, f"c{i:06d}", "ann", "accept")
+        review_log.record_decision(store, f"c{i:06d}", "ann", "accept")
     f = CandidateFilter(sort=sort)
-    full = [r["id"] for r in rs.page_candidates(store, f, 0, 1000)]
+    full = [r["id"] for r in review_queue.page_candidates(store, f, 0, 1000)]
     assert len(full) == 250
     walked, after = [], None
     while True:
-        page = rs.page_candidates(store, f, len(walked), 40, after=after)
+        page = review_queue.page_candidates(store, f, len(walked), 40, after=after)
         if not page:
             break
         walked += [r["id"] for r in page]
         after = page[-1]["sort_key"]
     assert walked == full
-    assert rs.position_of(store, f, full[123]) == 123
+    assert review_queue.position_of(store, f, full[123]) == 123
 
 
 def test_next_pending_skips_decided_and_in_flight_and_wraps(store):
     add_candidates(store, 5)
     f = CandidateFilter(sort="oldest")
-    rows = rs.page_candidates(store, f, 0, 5)
-    rs.record_decision(store, "c000003", "ann", "skip")
-    assert rs.next_pending(store, f, rows[2]["sort_key"]) == "c000004"
-    assert rs.next_pending(store, f, rows[2]["sort_key"], ["c000004"]) == "c000000"
-    assert rs.next_pending(store, f, None, ["c000000", "c000001", "c000002",
+    rows = review_queue.page_candidates(store, f, 0, 5)
+    review_log.record_decision(store, "c000003", "ann", "skip")
+    assert review_queue.next_pending(store, f, rows[2]["sort_key"]) == "c000004"
+    assert review_queue.next_pending(store, f, rows[2]["sort_key"], ["c000004"]) == "c000000"
+    assert review_queue.next_pending(store, f, None, ["c000000", "c000001", "c000002",
                                             "c000004"]) is None
 
 
@@ -187,31 +189,31 @@ def test_search_is_literal_text_not_sql_or_like_syntax(store):
     add_candidates(store, 3, chunk_ids=chunks)
     add_candidates(store, 1, start=3, chunk_ids=chunks, question="100% [bold]sure[/]? '; DROP")
     f = CandidateFilter(text="100%")
-    assert [r["id"] for r in rs.page_candidates(store, f, 0, 10)] == ["c000003"]
-    assert rs.count_candidates(store, CandidateFilter(text="%")) == 1
-    assert rs.count_candidates(store, CandidateFilter(text="_")) == 0
-    assert rs.count_candidates(store, CandidateFilter(text="'; DROP")) == 1
-    assert rs.count_candidates(store, CandidateFilter(text="c000001")) == 1
+    assert [r["id"] for r in review_queue.page_candidates(store, f, 0, 10)] == ["c000003"]
+    assert review_queue.count_candidates(store, CandidateFilter(text="%")) == 1
+    assert review_queue.count_candidates(store, CandidateFilter(text="_")) == 0
+    assert review_queue.count_candidates(store, CandidateFilter(text="'; DROP")) == 1
+    assert review_queue.count_candidates(store, CandidateFilter(text="c000001")) == 1
 
 
 def _ids(store, f):
-    return [r["id"] for r in rs.page_candidates(store, f, 0, 1000)]
+    return [r["id"] for r in review_queue.page_candidates(store, f, 0, 1000)]
 
 
 def test_search_through_the_trigram_index_matches_the_plain_substring_scan(store, monkeypatch):
     chunks = add_documents(store)
     add_candidates(store, 30, chunk_ids=chunks)
     add_candidates(store, 4, start=30, chunk_ids=chunks, question='Say "NEAR(a b)" AND x* ^y')
-    rs.record_decision(store, "c000007", "ann", "edit",
+    review_log.record_decision(store, "c000007", "ann", "edit",
                        edits={"question": "Rewritten wording", "answer": "Forty-Two"})
-    rs.record_decision(store, "c000007", "ann", "accept")  # edit_* rewritten unchanged
+    review_log.record_decision(store, "c000007", "ann", "accept")  # edit_* rewritten unchanged
     texts = ["Question 1", "question 1", "ANSWER 2", "rewritten", "forty-two", "Question 7?",
              '"NEAR(a b)"', "AND x*", "^y", 'y"', "c000012", "Question 3?", "zzz", "Qu", "%"]
     via_index = {t: _ids(store, CandidateFilter(text=t)) for t in texts}
-    counts = {t: rs.count_candidates(store, CandidateFilter(text=t)) for t in texts}
-    monkeypatch.setattr(rs, "_search_rowids", lambda *args: None)  # LIKE scan only
+    counts = {t: review_queue.count_candidates(store, CandidateFilter(text=t)) for t in texts}
+    monkeypatch.setattr(review_queue, "_search_rowids", lambda *args: None)  # LIKE scan only
     assert via_index == {t: _ids(store, CandidateFilter(text=t)) for t in texts}
-    assert counts == {t: rs.count_candidates(store, CandidateFilter(text=t)) for t in texts}
+    assert counts == {t: review_queue.count_candidates(store, CandidateFilter(text=t)) for t in texts}
     assert via_index["rewritten"] == via_index["forty-two"] == ["c000007"]
     assert via_index["Question 7?"] == ["c000007"]  # the generated original stays searchable
     assert len(via_index["Question 1"]) == 11 and via_index["zzz"] == []
@@ -221,12 +223,12 @@ def test_search_through_the_trigram_index_matches_the_plain_substring_scan(store
 
 def test_search_index_follows_edits_and_stays_consistent(store):
     add_candidates(store, 5)
-    assert rs._search_rowids(store, "Question 3") is not None  # the index is used
-    rs.record_decision(store, "c000003", "ann", "edit", edits={"question": "Brand new text"})
+    assert review_queue._search_rowids(store, "Question 3") is not None  # the index is used
+    review_log.record_decision(store, "c000003", "ann", "edit", edits={"question": "Brand new text"})
     assert _ids(store, CandidateFilter(text="brand new")) == ["c000003"]
-    rs.record_decision(store, "c000003", "ann", "edit", edits={"question": "Question 3?"})
+    review_log.record_decision(store, "c000003", "ann", "edit", edits={"question": "Question 3?"})
     assert _ids(store, CandidateFilter(text="brand new")) == []
-    rs.undo_last(store, "ann")
+    review_log.undo_last(store, "ann")
     assert _ids(store, CandidateFilter(text="brand new")) == ["c000003"]
     store.conn.execute("INSERT INTO candidates_fts (candidates_fts, rank) "
                        "VALUES ('integrity-check', 1)")  # raises if index and rows differ
@@ -234,25 +236,25 @@ def test_search_index_follows_edits_and_stays_consistent(store):
 
 def test_broad_search_falls_back_to_the_scan(store, monkeypatch):
     add_candidates(store, 12)
-    monkeypatch.setattr(rs, "SEARCH_ROWIDS", 5)
-    assert rs._search_rowids(store, "Question") is None  # pages: 12 > 5, LIKE walk
-    assert rs._search_rowids(store, "Question 1") is not None  # 3 matches
-    assert rs._search_rowids(store, "Question", rs.COUNT_ROWIDS) is not None  # counts
+    monkeypatch.setattr(review_queue, "SEARCH_ROWIDS", 5)
+    assert review_queue._search_rowids(store, "Question") is None  # pages: 12 > 5, LIKE walk
+    assert review_queue._search_rowids(store, "Question 1") is not None  # 3 matches
+    assert review_queue._search_rowids(store, "Question", review_queue.COUNT_ROWIDS) is not None  # counts
     f = CandidateFilter(text="question")
-    assert len(_ids(store, f)) == rs.count_candidates(store, f) == 12
-    assert rs.review_stats(store, f)["total"] == 12
-    assert rs.position_of(store, f, "c000011") == 11
+    assert len(_ids(store, f)) == review_queue.count_candidates(store, f) == 12
+    assert review_queue.review_stats(store, f)["total"] == 12
+    assert review_queue.position_of(store, f, "c000011") == 11
 
 
 def test_get_candidate_gives_hops_in_order_with_titles_and_evidence(store):
     chunks = add_documents(store, n_docs=2, chunks_per_doc=2)
     add_candidates(store, 1, chunk_ids=chunks, type="multi_hop",
-                   hops=json.dumps([["doc1.md#0"], ["doc0.md#1", "missing#9"]]),
-                   evidence=json.dumps([{"chunk_id": "doc1.md#0", "quote": "forty-two",
-                                         "start": None, "end": None}]))
+                   hops=[["doc1.md#0"], ["doc0.md#1", "missing#9"]],
+                   evidence=[{"chunk_id": "doc1.md#0", "quote": "forty-two", "start": None,
+                              "end": None}])
     store.conn.execute("UPDATE candidates SET chunk_ids = ?",
                        (json.dumps(["doc1.md#0", "doc0.md#1", "missing#9"]),))
-    c = rs.get_candidate(store, "c000000")
+    c = review_queue.get_candidate(store, "c000000")
     assert [[ch["id"] for ch in hop] for hop in c["sources"]] == [
         ["doc1.md#0"], ["doc0.md#1", "missing#9"]]
     first = c["sources"][0][0]
@@ -272,8 +274,8 @@ def test_two_writers_in_threads_never_lock(tmp_path):
         try:
             with Store(path) as s:
                 for cid in ids:
-                    rs.record_decision(s, cid, name, "accept")
-                    rs.record_decision(s, cid, name, "tag", tag=name)
+                    review_log.record_decision(s, cid, name, "accept")
+                    review_log.record_decision(s, cid, name, "tag", tag=name)
         except BaseException as exc:  # pragma: no cover - reported below
             errors.append(exc)
 
@@ -285,7 +287,7 @@ def test_two_writers_in_threads_never_lock(tmp_path):
         t.join()
     assert errors == []
     with Store(path) as s:
-        assert rs.count_candidates(s, CandidateFilter(status="accepted")) == 200
+        assert review_queue.count_candidates(s, CandidateFilter(status="accepted")) == 200
         assert len(log(s)) == 400
 
 
@@ -300,19 +302,19 @@ def _add_run(store):
 
 def test_calibration_queue_hides_judge_and_drops_fully_scored(store):
     _add_run(store)
-    queue = rs.calibration_queue(store, "ann", "run1")
+    queue = calibration.calibration_queue(store, "ann", "run1")
     assert [q["query_id"] for q in queue] == ["q0", "q1", "q2"]
     assert all("judge" not in q for q in queue) and queue[0]["contexts"] == ["ctx a", "ctx b"]
-    rs.record_calibration(store, run_id="run1", query_id="q0", metric="faithfulness", score=4,
+    calibration.record_calibration(store, run_id="run1", query_id="q0", metric="faithfulness", score=4,
                           annotator="ann")
-    assert rs.calibration_queue(store, "ann")[0]["scores"] == {"faithfulness": 4}
-    rs.record_calibration(store, run_id="run1", query_id="q0", metric="correctness", score=2,
+    assert calibration.calibration_queue(store, "ann")[0]["scores"] == {"faithfulness": 4}
+    calibration.record_calibration(store, run_id="run1", query_id="q0", metric="correctness", score=2,
                           annotator="ann")
-    assert [q["query_id"] for q in rs.calibration_queue(store, "ann")] == ["q1", "q2"]
-    assert len(rs.calibration_queue(store, "bob")) == 3
+    assert [q["query_id"] for q in calibration.calibration_queue(store, "ann")] == ["q1", "q2"]
+    assert len(calibration.calibration_queue(store, "bob")) == 3
     with pytest.raises(ReviewError):
-        rs.record_calibration(store, run_id="run1", query_id="q1", metric="correctness",
+        calibration.record_calibration(store, run_id="run1", query_id="q1", metric="correctness",
                               score=6, annotator="ann")
     with pytest.raises(ReviewError):
-        rs.record_calibration(store, run_id="run1", query_id="q1", metric="judge", score=3,
+        calibration.record_calibration(store, run_id="run1", query_id="q1", metric="judge", score=3,
                               annotator="ann")

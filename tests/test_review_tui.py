@@ -8,13 +8,13 @@ import json
 import pytest
 
 from builder.store import Store
-from builder.store import review as rs
+from builder.store import review_log, review_queue
 from review_tui.app import ReviewApp
 from review_tui.screens.calibrate import CalibrationScreen
 from review_tui.screens.edit import EditScreen
 from review_tui.screens.modals import ConfirmScreen, FilterScreen, RejectScreen
 from review_tui.screens.review import ReviewScreen
-from tests.review_factory import add_candidates, add_documents
+from tests.support.rows import add_candidates, add_documents
 
 SIZE = (160, 50)
 EVIL = "[bold]x[/] [@click=app.quit]boom[/] [link=https://e.vil]l[/] \x1b]0;pwned\x07\x1b[31m"
@@ -151,7 +151,7 @@ async def test_filter_search_and_sort(db):
 async def test_bulk_accept_behind_confirmation_and_undo_as_one(db):
     app = ReviewApp(db, "ann")
     async with app.run_test(size=SIZE) as pilot:
-        app.screen.apply_filter(rs.CandidateFilter(type="reasoning"))
+        app.screen.apply_filter(review_queue.CandidateFilter(type="reasoning"))
         await pilot.press("A")
         assert isinstance(app.screen, ConfirmScreen)
         await pilot.press("n")  # declined: nothing written
@@ -160,11 +160,11 @@ async def test_bulk_accept_behind_confirmation_and_undo_as_one(db):
         await pilot.press("A", "y")
         await settle(app, pilot)
         with Store(db) as s:
-            assert rs.count_candidates(s, rs.CandidateFilter(status="accepted")) == 6
+            assert review_queue.count_candidates(s, review_queue.CandidateFilter(status="accepted")) == 6
         await pilot.press("u")
         await settle(app, pilot)
         with Store(db) as s:
-            assert rs.count_candidates(s, rs.CandidateFilter(status="accepted")) == 0
+            assert review_queue.count_candidates(s, review_queue.CandidateFilter(status="accepted")) == 0
 
 
 async def test_decisions_survive_restart(db):
@@ -221,9 +221,8 @@ def evil_db(tmp_path):
                        (f"Body {EVIL} forty-two", json.dumps([EVIL])))
         s.conn.execute("UPDATE documents SET title = ?", (EVIL,))
         add_candidates(s, 1, chunk_ids=chunks, question=f"Q {EVIL}?", answer=f"A {EVIL}",
-                       verification=json.dumps([{"check": EVIL, "passed": False,
-                                                 "reason": EVIL}]))
-        rs.record_decision(s, "c000000", "gen", "tag", tag="[red]t[/]")
+                       verification=[{"check": EVIL, "passed": False, "reason": EVIL}])
+        review_log.record_decision(s, "c000000", "gen", "tag", tag="[red]t[/]")
     return str(path)
 
 

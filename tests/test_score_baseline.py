@@ -7,7 +7,7 @@ import json
 from builder.score import commands
 from builder.store import Store, utcnow
 from tests.fakes import ScriptedLLM
-from tests.test_score_support import golden_cli, scripted_open_llm, write_jsonl
+from tests.support.scoring import scripted_open_llm, write_jsonl
 
 CHUNKS = {
     "doc-sky#0": "The sky is blue because of Rayleigh scattering.",
@@ -29,7 +29,7 @@ def tiny_kb(path):
                                  "text": text, "n_tokens": len(text.split())})
 
 
-def test_baseline_run_then_score(tmp_path, capsys, monkeypatch):
+def test_baseline_run_then_score(tmp_path, monkeypatch, golden_cli):
     db = tmp_path / "g.db"
     tiny_kb(db)
     golden = write_jsonl(tmp_path / "golden.jsonl", [
@@ -41,7 +41,7 @@ def test_baseline_run_then_score(tmp_path, capsys, monkeypatch):
     llm = ScriptedLLM(lambda prompt, variables, role: {"answer": "From the passages."})
     monkeypatch.setattr(commands, "open_llm", scripted_open_llm(llm))
     run = tmp_path / "run.jsonl"
-    code, _, err = golden_cli(capsys, "--db", str(db), "baseline-run", "--golden", str(golden),
+    code, _, err = golden_cli("--db", str(db), "baseline-run", "--golden", str(golden),
                               "--k", "2", "--answer", "--out", str(run))
     assert code == 0, err
     lines = [json.loads(line) for line in run.read_text().splitlines()]
@@ -53,45 +53,43 @@ def test_baseline_run_then_score(tmp_path, capsys, monkeypatch):
     assert lines[0]["answer"] == "From the passages." and lines[0]["latency_ms"] >= 0
     assert {name for name, _, role in llm.calls} == {"baseline_answer"}
 
-    code, _, err = golden_cli(capsys, "--db", str(db), "score", "--golden", str(golden),
+    code, _, err = golden_cli("--db", str(db), "score", "--golden", str(golden),
                               "--run", str(run), "--no-judge", "--out", str(tmp_path / "r.json"))
     assert code == 0, err
     assert json.loads((tmp_path / "r.json").read_text())["summary"]["hit_rate@1"] == 1.0
 
 
-def test_baseline_without_answers_needs_no_llm_and_failed_answers_are_skipped(
-        tmp_path, capsys, monkeypatch):
+def test_baseline_without_answers_needs_no_llm_and_failed_answers_are_skipped(tmp_path, monkeypatch, golden_cli):
     db = tmp_path / "g.db"
     tiny_kb(db)
     golden = write_jsonl(tmp_path / "seed.jsonl", [
         {"query": "black tea water", "expectedAnswer": "boiling", "relevantChunkIds": ["doc-tea#1"],
          "intent": "single_hop"}])
     run = tmp_path / "run.jsonl"
-    code, _, err = golden_cli(capsys, "--db", str(db), "baseline-run", "--golden", str(golden),
+    code, _, err = golden_cli("--db", str(db), "baseline-run", "--golden", str(golden),
                               "--out", str(run))
     assert code == 0, err
     (line,) = [json.loads(x) for x in run.read_text().splitlines()]
     assert line["query"] == "black tea water" and "answer" not in line  # seed: matched by text
     monkeypatch.setattr(commands, "open_llm", scripted_open_llm(
         ScriptedLLM(lambda *a: {"wrong": "shape"})))
-    code, _, err = golden_cli(capsys, "--db", str(db), "baseline-run", "--golden", str(golden),
+    code, _, err = golden_cli("--db", str(db), "baseline-run", "--golden", str(golden),
                               "--answer", "--out", str(run))
     assert code == 0 and "1 answer(s) could not be generated" in err
     assert "answer" not in json.loads(run.read_text())
 
 
-def test_baseline_on_an_empty_database(tmp_path, capsys):
+def test_baseline_on_an_empty_database(tmp_path, golden_cli):
     golden = write_jsonl(tmp_path / "g.jsonl", [{"id": "q", "query": "x"}])
-    code, _, err = golden_cli(capsys, "--db", str(tmp_path / "g.db"), "baseline-run",
+    code, _, err = golden_cli("--db", str(tmp_path / "g.db"), "baseline-run",
                               "--golden", str(golden), "--out", str(tmp_path / "run.jsonl"))
     assert code == 2 and "run `golden ingest` first" in err
     assert not (tmp_path / "run.jsonl").exists()
 
 
-def test_judge_reads_ingested_chunk_texts_when_the_run_has_no_contexts(tmp_path, capsys,
-                                                                       monkeypatch):
+def test_judge_reads_ingested_chunk_texts_when_the_run_has_no_contexts(tmp_path, monkeypatch, golden_cli):
     from builder.store.runs import list_run_items, list_runs
-    from tests.test_score_support import judge_replies
+    from tests.support.scoring import judge_replies
 
     db = tmp_path / "g.db"
     tiny_kb(db)
@@ -103,7 +101,7 @@ def test_judge_reads_ingested_chunk_texts_when_the_run_has_no_contexts(tmp_path,
          "answer": "Rayleigh scattering."}])
     llm = ScriptedLLM(judge_replies)
     monkeypatch.setattr(commands, "open_llm", scripted_open_llm(llm))
-    code, _, err = golden_cli(capsys, "--db", str(db), "score", "--golden", str(golden),
+    code, _, err = golden_cli("--db", str(db), "score", "--golden", str(golden),
                               "--run", str(run))
     assert code == 0, err
     passages = [v["passage"] for name, v, _ in llm.calls if name == "judge_context"]

@@ -10,9 +10,7 @@ from builder.score import commands
 from builder.score.calibrate import agreement, quadratic_kappa
 from builder.store import Store, utcnow
 from tests.fakes import ScriptedLLM
-from tests.test_score_support import (
-    GOLDEN, RUN, golden_cli, judge_replies, scripted_open_llm, write_jsonl,
-)
+from tests.support.scoring import GOLDEN, RUN, judge_replies, scripted_open_llm, write_jsonl
 
 
 def test_quadratic_kappa_known_values():
@@ -26,17 +24,17 @@ def test_quadratic_kappa_known_values():
 
 
 @pytest.fixture
-def scored_db(tmp_path, capsys, monkeypatch):
+def scored_db(tmp_path, golden_cli, monkeypatch):
     db = tmp_path / "g.db"
     monkeypatch.setattr(commands, "open_llm", scripted_open_llm(ScriptedLLM(judge_replies)))
-    code, _, err = golden_cli(capsys, "--db", str(db), "score", "--golden",
-                              str(write_jsonl(tmp_path / "g.jsonl", GOLDEN)), "--run",
-                              str(write_jsonl(tmp_path / "r.jsonl", RUN)))
+    code, _, err = golden_cli("--db", str(db), "score", "--golden",
+                      str(write_jsonl(tmp_path / "g.jsonl", GOLDEN)), "--run",
+                      str(write_jsonl(tmp_path / "r.jsonl", RUN)))
     assert code == 0, err
     return db
 
 
-def test_calibrate_from_the_calibration_table(scored_db, capsys):
+def test_calibrate_from_the_calibration_table(scored_db, golden_cli):
     # judge: q1 correctness 5 / faithfulness 5, q2 correctness 2 / faithfulness 1
     with Store(scored_db) as store, store.write() as db:
         for qid, metric, score in [("q1", "correctness", 5), ("q2", "correctness", 3),
@@ -44,7 +42,7 @@ def test_calibrate_from_the_calibration_table(scored_db, capsys):
             db["calibration"].insert({"run_id": None, "query_id": qid, "metric": metric,
                                       "score": score, "annotator": "ann", "source": "tui",
                                       "at": utcnow()})
-    code, out, err = golden_cli(capsys, "--db", str(scored_db), "calibrate", "--json")
+    code, out, err = golden_cli("--db", str(scored_db), "calibrate", "--json")
     assert code == 0, err
     result = json.loads(out)
     assert result["overall"]["n"] == 3
@@ -54,10 +52,10 @@ def test_calibrate_from_the_calibration_table(scored_db, capsys):
     assert "under 80%" in result["warnings"][0]
 
 
-def test_calibrate_from_an_imported_csv(scored_db, tmp_path, capsys):
+def test_calibrate_from_an_imported_csv(scored_db, tmp_path, golden_cli):
     csv = tmp_path / "human.csv"
     csv.write_text("query_id,metric,score\nq1,correctness,5\nq2,correctness,2\nq9,correctness,1\n")
-    code, out, err = golden_cli(capsys, "--db", str(scored_db), "calibrate", "--import", str(csv))
+    code, out, err = golden_cli("--db", str(scored_db), "calibrate", "--import", str(csv))
     assert code == 0, err
     assert "overall" in out and "1 human score(s) have no judge score" in out
     stored = "SELECT query_id, metric, score, source FROM calibration ORDER BY id"
@@ -66,27 +64,27 @@ def test_calibrate_from_an_imported_csv(scored_db, tmp_path, capsys):
     assert [(r["query_id"], r["score"], r["source"]) for r in rows] == [
         ("q1", 5, "import"), ("q2", 2, "import"), ("q9", 1, "import")]
     # importing the same file again adds nothing; without --import the stored scores count
-    golden_cli(capsys, "--db", str(scored_db), "calibrate", "--import", str(csv))
+    golden_cli("--db", str(scored_db), "calibrate", "--import", str(csv))
     with Store(scored_db) as store:
         assert len(store.query(stored)) == 3
-    code, out, err = golden_cli(capsys, "--db", str(scored_db), "calibrate", "--json")
+    code, out, err = golden_cli("--db", str(scored_db), "calibrate", "--json")
     assert code == 0, err
     assert json.loads(out)["overall"]["n"] == 2  # q9 has no judge score
     bad = tmp_path / "bad.csv"
     bad.write_text("query_id,metric,score\nq1,correctness,7\n")
-    code, _, err = golden_cli(capsys, "--db", str(scored_db), "calibrate", "--import", str(bad))
+    code, _, err = golden_cli("--db", str(scored_db), "calibrate", "--import", str(bad))
     assert code == 2 and f"{bad}:2: score" in err
     with Store(scored_db) as store:
         assert len(store.query(stored)) == 3  # a bad file stores nothing
 
 
-def test_calibrate_without_a_run_or_scores(tmp_path, capsys, scored_db):
-    code, _, err = golden_cli(capsys, "--db", str(tmp_path / "missing.db"), "calibrate")
+def test_calibrate_without_a_run_or_scores(tmp_path, scored_db, golden_cli):
+    code, _, err = golden_cli("--db", str(tmp_path / "missing.db"), "calibrate")
     assert code == 2 and "no golden database here yet" in err
     Store(tmp_path / "empty.db").close()
-    code, _, err = golden_cli(capsys, "--db", str(tmp_path / "empty.db"), "calibrate")
+    code, _, err = golden_cli("--db", str(tmp_path / "empty.db"), "calibrate")
     assert code == 2 and "no scored run" in err
-    code, _, err = golden_cli(capsys, "--db", str(scored_db), "calibrate")
+    code, _, err = golden_cli("--db", str(scored_db), "calibrate")
     assert code == 2 and "no human scores" in err
 
 

@@ -10,9 +10,7 @@ from builder.score import commands
 from builder.store import Store
 from builder.store.runs import list_run_items, list_runs
 from tests.fakes import ScriptedLLM
-from tests.test_score_support import (
-    GOLDEN, RUN, golden_cli, judge_replies, scripted_open_llm, write_jsonl,
-)
+from tests.support.scoring import GOLDEN, RUN, judge_replies, scripted_open_llm, write_jsonl
 
 
 @pytest.fixture
@@ -21,12 +19,11 @@ def files(tmp_path):
             write_jsonl(tmp_path / "run.jsonl", RUN), tmp_path / "golden.db")
 
 
-def test_no_judge_writes_all_report_formats_and_stores_the_run(files, tmp_path, capsys,
-                                                                monkeypatch):
+def test_no_judge_writes_all_report_formats_and_stores_the_run(files, tmp_path, monkeypatch, golden_cli):
     golden, run, db = files
     monkeypatch.setattr(commands, "open_llm", lambda *a, **k: pytest.fail("no LLM with --no-judge"))
     code, out, err = golden_cli(
-        capsys, "--db", str(db), "score", "--golden", str(golden), "--run", str(run),
+        "--db", str(db), "score", "--golden", str(golden), "--run", str(run),
         "--no-judge", "--out", str(tmp_path / "r.json"), "--out", str(tmp_path / "r.md"),
         "--out", str(tmp_path / "r.html"))
     assert code == 0, err
@@ -54,11 +51,11 @@ def test_no_judge_writes_all_report_formats_and_stores_the_run(files, tmp_path, 
     assert items[0]["reference"] == "Blue."
 
 
-def test_judge_metrics_bad_cases_and_judge_column(files, tmp_path, capsys, monkeypatch):
+def test_judge_metrics_bad_cases_and_judge_column(files, tmp_path, monkeypatch, golden_cli):
     golden, run, db = files
     llm = ScriptedLLM(judge_replies)
     monkeypatch.setattr(commands, "open_llm", scripted_open_llm(llm))
-    code, out, err = golden_cli(capsys, "--db", str(db), "score", "--golden", str(golden),
+    code, out, err = golden_cli("--db", str(db), "score", "--golden", str(golden),
                                 "--run", str(run), "--out", str(tmp_path / "r.json"))
     assert code == 0, err
     report = json.loads((tmp_path / "r.json").read_text())
@@ -80,14 +77,14 @@ def test_judge_metrics_bad_cases_and_judge_column(files, tmp_path, capsys, monke
     assert items[1]["metrics"]["faithfulness"] == 1.0
 
 
-def test_seed_format_golden_is_matched_by_query_text(tmp_path, capsys):
+def test_seed_format_golden_is_matched_by_query_text(tmp_path, golden_cli):
     seed = [{"query": g["query"], "expectedAnswer": g["expected_answer"],
              "relevantChunkIds": g["relevant_chunk_ids"], "intent": g["type"]} for g in GOLDEN]
     run = [{**{k: v for k, v in r.items() if k != "query_id"}, "query": "  " + g["query"]}
            for r, g in zip(RUN, GOLDEN)]
     golden_path = write_jsonl(tmp_path / "seed.jsonl", seed)
     run_path = write_jsonl(tmp_path / "run.jsonl", run)
-    code, _, err = golden_cli(capsys, "--db", str(tmp_path / "g.db"), "score", "--golden",
+    code, _, err = golden_cli("--db", str(tmp_path / "g.db"), "score", "--golden",
                               str(golden_path), "--run", str(run_path), "--no-judge",
                               "--no-save", "--out", str(tmp_path / "r.json"))
     assert code == 0, err
@@ -97,28 +94,28 @@ def test_seed_format_golden_is_matched_by_query_text(tmp_path, capsys):
     assert not (tmp_path / "g.db").exists()  # --no-save and --no-judge never open the database
 
 
-def test_missing_queries_left_out_by_default_and_zero_with_complete(files, tmp_path, capsys):
+def test_missing_queries_left_out_by_default_and_zero_with_complete(files, tmp_path, golden_cli):
     golden, _, db = files
     run = write_jsonl(tmp_path / "partial.jsonl", RUN[:1])
-    code, _, err = golden_cli(capsys, "score", "--golden", str(golden), "--run", str(run),
+    code, _, err = golden_cli("score", "--golden", str(golden), "--run", str(run),
                               "--no-judge", "--no-save", "--out", str(tmp_path / "a.json"))
     assert code == 0
     a = json.loads((tmp_path / "a.json").read_text())
     assert a["summary"]["mrr"] == 0.5 and a["missing_query_ids"] == ["q2", "q3"]
     assert "not in the run" in a["warnings"][0]
-    code, _, _ = golden_cli(capsys, "score", "--golden", str(golden), "--run", str(run),
+    code, _, _ = golden_cli("score", "--golden", str(golden), "--run", str(run),
                             "--no-judge", "--no-save", "-c", "--out", str(tmp_path / "b.json"))
     b = json.loads((tmp_path / "b.json").read_text())
     assert b["summary"]["mrr"] == 0.25  # q2 counts as 0; q3 is unanswerable and stays out
 
 
-def test_trec_files_through_the_cli(tmp_path, capsys):
+def test_trec_files_through_the_cli(tmp_path, golden_cli):
     qrels = tmp_path / "qrels"
     qrels.write_text("1 0 d1 2\n1 0 d2 0\n2 0 d3 1\n")
     run = tmp_path / "run"
     # ranks deliberately wrong: trec_eval ranks by score, ties by docno descending
     run.write_text("1 Q0 d2 1 0.5 t\n1 Q0 d1 2 0.9 t\n2 Q0 d4 1 1.0 t\n2 Q0 d3 2 1.0 t\n")
-    code, out, err = golden_cli(capsys, "score", "--qrels", str(qrels), "--trec-run", str(run),
+    code, out, err = golden_cli("score", "--qrels", str(qrels), "--trec-run", str(run),
                                 "--k", "1,2", "--no-save", "--out", str(tmp_path / "r.json"))
     assert code == 0, err
     s = json.loads((tmp_path / "r.json").read_text())["summary"]
@@ -126,13 +123,13 @@ def test_trec_files_through_the_cli(tmp_path, capsys):
     assert s["mrr"] == 0.75
 
 
-def test_retrieval_misses_without_the_judge_in_every_format(files, tmp_path, capsys):
+def test_retrieval_misses_without_the_judge_in_every_format(files, tmp_path, golden_cli):
     golden, _, db = files
     rows = [dict(r) for r in RUN]
     rows[0]["retrieved_ids"] = ["c9", "c8"]   # q1: its gold c1 never retrieved (worst)
     run = write_jsonl(tmp_path / "misses.jsonl", rows)  # q2: c2 found, c3 missed
     outs = [tmp_path / f"r.{x}" for x in ("json", "md", "html")]
-    code, stdout, err = golden_cli(capsys, "--db", str(db), "score", "--golden", str(golden),
+    code, stdout, err = golden_cli("--db", str(db), "score", "--golden", str(golden),
                                    "--run", str(run), "--no-judge", "--no-save", "--k", "1,3",
                                    *[a for o in outs for a in ("--out", str(o))])
     assert code == 0, err
@@ -154,20 +151,20 @@ def test_retrieval_misses_without_the_judge_in_every_format(files, tmp_path, cap
     assert "Retrieval misses" in stdout and "What colour is the sky?" in stdout
 
 
-def test_k_is_bounded(files, capsys):
+def test_k_is_bounded(files, golden_cli):
     golden, run, db = files
     for k in ("1001", "5,1000000000", "0"):
-        code, _, err = golden_cli(capsys, "--db", str(db), "score", "--golden", str(golden),
+        code, _, err = golden_cli("--db", str(db), "score", "--golden", str(golden),
                                   "--run", str(run), "--no-judge", "--k", k)
         assert code == 2 and "integers from 1 to 1000" in err, err
-    code, _, err = golden_cli(capsys, "--db", str(db), "score", "--golden", str(golden),
+    code, _, err = golden_cli("--db", str(db), "score", "--golden", str(golden),
                               "--run", str(run), "--no-judge", "--no-save", "--k", "1000")
     assert code == 0, err
 
 
-def test_difficulty_breakdown_in_natural_order(files, tmp_path, capsys):
+def test_difficulty_breakdown_in_natural_order(files, tmp_path, golden_cli):
     golden, run, db = files
-    code, _, err = golden_cli(capsys, "--db", str(db), "score", "--golden", str(golden),
+    code, _, err = golden_cli("--db", str(db), "score", "--golden", str(golden),
                               "--run", str(run), "--no-judge", "--no-save",
                               "--out", str(tmp_path / "r.json"), "--out", str(tmp_path / "r.md"))
     assert code == 0, err
@@ -178,12 +175,12 @@ def test_difficulty_breakdown_in_natural_order(files, tmp_path, capsys):
     assert part.index("| easy") < part.index("| medium") < part.index("| hard")
 
 
-def test_trec_run_queries_without_judgments_are_counted(tmp_path, capsys):
+def test_trec_run_queries_without_judgments_are_counted(tmp_path, golden_cli):
     qrels = tmp_path / "qrels.txt"
     qrels.write_text("q1 0 d1 1\nq2 0 d2 1\n")
     trec = tmp_path / "run.txt"
     trec.write_text("q1 Q0 d1 1 2.0 t\nq9 Q0 d3 1 1.0 t\n")
-    code, stdout, err = golden_cli(capsys, "score", "--qrels", str(qrels), "--trec-run",
+    code, stdout, err = golden_cli("score", "--qrels", str(qrels), "--trec-run",
                                    str(trec), "--no-save", "--out", str(tmp_path / "r.json"))
     assert code == 0, err
     report = json.loads((tmp_path / "r.json").read_text())

@@ -8,14 +8,14 @@ import json
 import pytest
 
 from builder.score.compare import Resamples, bootstrap_ci, compare_reports
-from tests.test_score_support import GOLDEN, RUN, golden_cli, write_jsonl
+from tests.support.scoring import GOLDEN, RUN, write_jsonl
 
 
-def scored(capsys, tmp_path, name, run_rows, *extra):
+def scored(golden_cli, tmp_path, name, run_rows, *extra):
     golden = write_jsonl(tmp_path / "golden.jsonl", GOLDEN)
     run = write_jsonl(tmp_path / f"{name}.jsonl", run_rows)
     out = tmp_path / f"{name}.report.json"
-    code, stdout, err = golden_cli(capsys, "score", "--golden", str(golden), "--run", str(run),
+    code, stdout, err = golden_cli("score", "--golden", str(golden), "--run", str(run),
                                    "--no-judge", "--no-save", "--out", str(out), *extra)
     assert code == 0, err
     return out
@@ -37,10 +37,10 @@ THREE = {
 }
 
 
-def test_three_runs_hand_computed_deltas_arrows_and_worse_queries(capsys, tmp_path):
-    paths = [scored(capsys, tmp_path, name, rows) for name, rows in THREE.items()]
+def test_three_runs_hand_computed_deltas_arrows_and_worse_queries(golden_cli, tmp_path):
+    paths = [scored(golden_cli, tmp_path, name, rows) for name, rows in THREE.items()]
     out_json, out_md, out_html = (tmp_path / f"cmp.{x}" for x in ("json", "md", "html"))
-    code, stdout, err = golden_cli(capsys, "compare", *map(str, paths), "--labels",
+    code, stdout, err = golden_cli("compare", *map(str, paths), "--labels",
                                    "before,top-k 5,+ reranker", "--out", str(out_json),
                                    "--out", str(out_md), "--out", str(out_html))
     assert code == 0, err
@@ -86,10 +86,10 @@ def test_three_runs_hand_computed_deltas_arrows_and_worse_queries(capsys, tmp_pa
     assert "+ reranker" in stdout and "What colour is the sky?" in stdout
 
 
-def test_five_runs_each_compared_to_the_baseline(capsys, tmp_path):
+def test_five_runs_each_compared_to_the_baseline(golden_cli, tmp_path):
     rankings = [["c9", "c1"], ["c1"], ["c8", "c9", "c1"], ["c7"], ["c6", "c5", "c4", "c1"]]
-    paths = [scored(capsys, tmp_path, f"r{i}", variant(q1=r)) for i, r in enumerate(rankings)]
-    code, _, err = golden_cli(capsys, "compare", *map(str, paths), "--out",
+    paths = [scored(golden_cli, tmp_path, f"r{i}", variant(q1=r)) for i, r in enumerate(rankings)]
+    code, _, err = golden_cli("compare", *map(str, paths), "--out",
                               str(tmp_path / "c.json"))
     assert code == 0, err
     result = json.loads((tmp_path / "c.json").read_text())
@@ -122,25 +122,25 @@ def test_lower_is_better_metrics_are_better_when_they_drop():
     assert [c["verdict"] for c in ops["latency_p95_ms"]["changes"][1:]] == ["better", "worse"]
 
 
-def test_runs_sharing_no_query_exit_2(capsys, tmp_path):
-    a = scored(capsys, tmp_path, "a", RUN)
+def test_runs_sharing_no_query_exit_2(golden_cli, tmp_path):
+    a = scored(golden_cli, tmp_path, "a", RUN)
     other = tmp_path / "other.report.json"
     report = json.loads(a.read_text())
     report["per_query"] = {f"x-{q}": v for q, v in report["per_query"].items()}
     other.write_text(json.dumps(report))
-    code, stdout, err = golden_cli(capsys, "compare", str(a), str(other))
+    code, stdout, err = golden_cli("compare", str(a), str(other))
     assert code == 2 and "shares no query with the baseline" in err and stdout == ""
 
 
-def test_compare_needs_two_reports_and_rejects_non_reports(capsys, tmp_path):
-    a = scored(capsys, tmp_path, "a", RUN)
-    code, _, err = golden_cli(capsys, "compare", str(a))
+def test_compare_needs_two_reports_and_rejects_non_reports(golden_cli, tmp_path):
+    a = scored(golden_cli, tmp_path, "a", RUN)
+    code, _, err = golden_cli("compare", str(a))
     assert code == 2
     bad = tmp_path / "bad.json"
     bad.write_text('{"summary": {"mrr": "high"}}')
-    code, _, err = golden_cli(capsys, "compare", str(bad), str(bad))
+    code, _, err = golden_cli("compare", str(bad), str(bad))
     assert code == 2 and "not a golden score report" in err
-    code, _, err = golden_cli(capsys, "compare", str(a), str(a), "--labels", "one")
+    code, _, err = golden_cli("compare", str(a), str(a), "--labels", "one")
     assert code == 2 and "--labels names 1 runs for 2 reports" in err
 
 

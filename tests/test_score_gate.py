@@ -12,8 +12,8 @@ from builder.score.directions import LOWER_IS_BETTER, known_metrics, lower_is_be
 from builder.score.gate import OVER, UNDER, check_gate, gate_failures, parse_thresholds
 from builder.score.judge import JUDGE_METRICS
 from tests.fakes import ScriptedLLM
-from tests.test_score_support import (
-    GOLDEN, RUN, golden_cli, judge_replies, scripted_open_llm, write_jsonl,
+from tests.support.scoring import (
+    GOLDEN, RUN, judge_replies, scripted_open_llm, write_jsonl,
 )
 
 KNOWN = known_metrics((1, 10))
@@ -93,43 +93,43 @@ def test_the_gate_fails_in_each_metric_direction_and_on_missing_figures():
         "faithfulness not computed (threshold 4)"]
 
 
-def scored(capsys, tmp_path, *extra, judge=False):
+def scored(golden_cli, tmp_path, *extra, judge=False):
     golden = write_jsonl(tmp_path / "golden.jsonl", GOLDEN)
     run = write_jsonl(tmp_path / "run.jsonl", RUN)
     out = tmp_path / "report.json"
-    code, stdout, err = golden_cli(capsys, "--db", str(tmp_path / "g.db"), "score", "--golden",
+    code, stdout, err = golden_cli("--db", str(tmp_path / "g.db"), "score", "--golden",
                                    str(golden), "--run", str(run), "--no-save", "--out",
                                    str(out), *(() if judge else ("--no-judge",)), *extra)
     return code, err, out
 
 
-def test_cli_gate_exit_codes(capsys, tmp_path):
-    code, err, out = scored(capsys, tmp_path, "--fail-under", "mrr=0.7", "--fail-under",
+def test_cli_gate_exit_codes(golden_cli, tmp_path):
+    code, err, out = scored(golden_cli, tmp_path, "--fail-under", "mrr=0.7", "--fail-under",
                             "hit_rate@1=0.9", "--fail-under", "ndcg@10=0.99")
     assert code == 1
     assert "hit_rate@1 0.5000 < 0.9" in err and "ndcg@10" in err and "mrr " not in err
     assert out.exists()  # the report is written before the gate is checked
-    code, err, _ = scored(capsys, tmp_path, "--fail-under", "mrr=0.7",
+    code, err, _ = scored(golden_cli, tmp_path, "--fail-under", "mrr=0.7",
                           "--fail-over", "latency_p95_ms=40", "--fail-over", "mean_cost=0.01")
     assert code == 0, err
-    code, err, _ = scored(capsys, tmp_path, "--fail-over", "latency_p99_ms=25")
+    code, err, _ = scored(golden_cli, tmp_path, "--fail-over", "latency_p99_ms=25")
     assert code == 1 and "latency_p99_ms 29.8000 > 25" in err
-    code, err, _ = scored(capsys, tmp_path, "--fail-under", "map=nan")
+    code, err, _ = scored(golden_cli, tmp_path, "--fail-under", "map=nan")
     assert code == 2 and "not a finite number" in err
-    code, err, _ = scored(capsys, tmp_path, "--fail-over", "mrr=0.1")
+    code, err, _ = scored(golden_cli, tmp_path, "--fail-over", "mrr=0.1")
     assert code == 2 and "use --fail-under mrr=0.1" in err
 
 
-def test_cli_gate_on_judge_metrics_in_their_directions(capsys, tmp_path, monkeypatch):
+def test_cli_gate_on_judge_metrics_in_their_directions(golden_cli, tmp_path, monkeypatch):
     from builder.score import commands
 
     monkeypatch.setattr(commands, "open_llm", scripted_open_llm(ScriptedLLM(judge_replies)))
     # scripted judge: q2 unfaithful -> hallucination_rate 0.5, faithfulness 3.0
-    code, err, out = scored(capsys, tmp_path, "--fail-over", "hallucination_rate=15%",
+    code, err, out = scored(golden_cli, tmp_path, "--fail-over", "hallucination_rate=15%",
                             "--fail-under", "faithfulness=4.0", judge=True)
     assert code == 1
     assert "hallucination_rate 0.5000 > 0.15" in err and "faithfulness 3.0000 < 4" in err
     assert json.loads(out.read_text())["summary"]["hallucination_rate"] == 0.5
-    code, err, _ = scored(capsys, tmp_path, "--fail-under", "hallucination_rate=0.1",
+    code, err, _ = scored(golden_cli, tmp_path, "--fail-under", "hallucination_rate=0.1",
                           judge=True)
     assert code == 2 and "use --fail-over hallucination_rate=0.1" in err

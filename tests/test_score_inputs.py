@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from tests.test_score_support import GOLDEN, RUN, golden_cli, write_jsonl
+from tests.support.scoring import GOLDEN, RUN, write_jsonl
 
 
 @pytest.fixture
@@ -14,9 +14,9 @@ def golden(tmp_path):
     return write_jsonl(tmp_path / "golden.jsonl", GOLDEN)
 
 
-def score(capsys, tmp_path, golden, run_path, *extra):
+def score(golden_cli, tmp_path, golden, run_path, *extra):
     out = tmp_path / "report.json"
-    code, _, err = golden_cli(capsys, "--db", str(tmp_path / "g.db"), "score", "--golden",
+    code, _, err = golden_cli("--db", str(tmp_path / "g.db"), "score", "--golden",
                               str(golden), "--run", str(run_path), "--no-judge", "--out",
                               str(out), *extra)
     return code, err, out
@@ -33,10 +33,10 @@ def score(capsys, tmp_path, golden, run_path, *extra):
     (['{"retrieved_ids": ["c1"]}'], "needs query_id", 1),
     (['["q1"]'], "expected a JSON object", 1),
 ])
-def test_bad_run_lines(capsys, tmp_path, golden, lines, message, line):
+def test_bad_run_lines(tmp_path, golden, lines, message, line, golden_cli):
     run = tmp_path / "run.jsonl"
     run.write_text("\n".join(lines) + "\n")
-    code, err, out = score(capsys, tmp_path, golden, run)
+    code, err, out = score(golden_cli, tmp_path, golden, run)
     assert code == 2
     assert err.startswith(f"golden: error: {run}:{line}: "), err
     assert message in err
@@ -44,17 +44,17 @@ def test_bad_run_lines(capsys, tmp_path, golden, lines, message, line):
     assert not out.exists()
 
 
-def test_empty_run(capsys, tmp_path, golden):
+def test_empty_run(tmp_path, golden, golden_cli):
     run = tmp_path / "run.jsonl"
     run.write_text("\n\n")
-    code, err, _ = score(capsys, tmp_path, golden, run)
+    code, err, _ = score(golden_cli, tmp_path, golden, run)
     assert code == 2 and "the run is empty" in err
 
 
-def test_dedupe_flag_keeps_first_occurrence(capsys, tmp_path, golden):
+def test_dedupe_flag_keeps_first_occurrence(tmp_path, golden, golden_cli):
     run = write_jsonl(tmp_path / "run.jsonl",
                       [{"query_id": "q1", "retrieved_ids": ["c1", "c1", "c2"]}])
-    code, err, out = score(capsys, tmp_path, golden, run, "--dedupe")
+    code, err, out = score(golden_cli, tmp_path, golden, run, "--dedupe")
     assert code == 0, err
     report = json.loads(out.read_text())
     assert report["per_query"]["q1"]["metrics"]["precision@3"] == pytest.approx(1 / 3)
@@ -67,11 +67,11 @@ def test_dedupe_flag_keeps_first_occurrence(capsys, tmp_path, golden):
     (['{"query": "x", "expectedAnswer": "y", "relevantChunkIds": []}',
       '{"query": "x ", "expectedAnswer": "z", "relevantChunkIds": []}'], "duplicate query 'x' (first on line 1)", 2),
 ])
-def test_bad_golden_lines(capsys, tmp_path, golden_lines, message, line):
+def test_bad_golden_lines(tmp_path, golden_lines, message, line, golden_cli):
     golden = tmp_path / "golden.jsonl"
     golden.write_text("\n".join(golden_lines) + "\n")
     run = write_jsonl(tmp_path / "run.jsonl", RUN)
-    code, err, _ = score(capsys, tmp_path, golden, run)
+    code, err, _ = score(golden_cli, tmp_path, golden, run)
     assert code == 2
     assert f"{golden}:{line}: " in err and message in err, err
 
@@ -84,24 +84,24 @@ def test_bad_golden_lines(capsys, tmp_path, golden_lines, message, line):
     ("1 0 d1 1\n", "1 Q0 d1 1 high t\n", "run:1: score 'high' is not a number"),
     ("1 0 d1 1\n", "# only a comment\n", "run: the run is empty"),
 ])
-def test_bad_trec_files(capsys, tmp_path, qrels, run, message):
+def test_bad_trec_files(tmp_path, qrels, run, message, golden_cli):
     (tmp_path / "qrels").write_text(qrels)
     (tmp_path / "run").write_text(run)
-    code, _, err = golden_cli(capsys, "score", "--qrels", str(tmp_path / "qrels"), "--trec-run",
+    code, _, err = golden_cli("score", "--qrels", str(tmp_path / "qrels"), "--trec-run",
                               str(tmp_path / "run"), "--no-save")
     assert code == 2
     assert message in err, err
 
 
-def test_option_errors(capsys, tmp_path, golden):
+def test_option_errors(capsys, tmp_path, golden, golden_cli):
     run = write_jsonl(tmp_path / "run.jsonl", RUN)
     for extra, message in [(("--k", "0,5"), "--k expects"), (("--out", str(tmp_path / "r.txt")),
                            "must end in .json"), (("--qrels", "x"), "not both"),
                            (("--out", str(tmp_path / "no" / "r.md")), "folder does not exist")]:
-        code, err, out = score(capsys, tmp_path, golden, run, *extra)
+        code, err, out = score(golden_cli, tmp_path, golden, run, *extra)
         assert code == 2 and message in err, err
         assert not out.exists()  # nothing half-written: neither report is created
-    code, _, err = golden_cli(capsys, "score", "--golden", str(tmp_path / "absent.jsonl"),
+    code, _, err = golden_cli("score", "--golden", str(tmp_path / "absent.jsonl"),
                               "--run", str(run), "--no-judge", "--no-save")
     assert code == 2 and "absent.jsonl: file not found" in err
 

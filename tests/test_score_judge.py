@@ -10,7 +10,7 @@ from builder.score.inputs import read_golden, read_run
 from builder.score.judge import Judge, JudgeInput
 from builder.score.scoring import ScoreOptions, build_report
 from tests.fakes import ScriptedLLM
-from tests.test_score_support import GOLDEN, RUN, judge_replies, write_jsonl
+from tests.support.scoring import GOLDEN, RUN, judge_replies, write_jsonl
 
 
 def item(**kw):

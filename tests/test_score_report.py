@@ -7,9 +7,7 @@ from html.parser import HTMLParser
 
 from builder.score import commands
 from tests.fakes import ScriptedLLM
-from tests.test_score_support import (
-    GOLDEN, RUN, golden_cli, judge_replies, scripted_open_llm, write_jsonl,
-)
+from tests.support.scoring import GOLDEN, RUN, judge_replies, scripted_open_llm, write_jsonl
 
 EVIL = '<script>alert(1)</script> [@click=app.quit]x[/] | **bold** \x1b]0;pwned\x07'
 
@@ -23,7 +21,7 @@ class TagCollector(HTMLParser):
         self.tags.append(tag)
 
 
-def test_markup_laden_text_is_escaped_everywhere(tmp_path, capsys, monkeypatch):
+def test_markup_laden_text_is_escaped_everywhere(tmp_path, monkeypatch, golden_cli):
     golden_rows = [dict(g) for g in GOLDEN]
     golden_rows[1]["query"] = EVIL
     golden_rows[1]["type"] = "<b>multi</b>"
@@ -37,7 +35,7 @@ def test_markup_laden_text_is_escaped_everywhere(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(commands, "open_llm", scripted_open_llm(ScriptedLLM(respond)))
     outs = [tmp_path / f"r.{ext}" for ext in ("html", "md", "json")]
     code, stdout, err = golden_cli(
-        capsys, "--db", str(tmp_path / "g.db"), "score", "--golden",
+        "--db", str(tmp_path / "g.db"), "score", "--golden",
         str(write_jsonl(tmp_path / "g.jsonl", golden_rows)), "--run",
         str(write_jsonl(tmp_path / "r.jsonl", RUN)), *[a for o in outs for a in ("--out", str(o))])
     assert code == 0, err

@@ -25,8 +25,7 @@ from builder import __version__
 from builder.errors import InputError, JobError
 from builder.export.atomic import AtomicOutputs, HashingWriter
 from builder.export.formats import (
-    DIFFICULTIES, FORMATS, NativeRecord, encode_line, parse_evidence,
-    parse_json_list,
+    FORMATS, NativeRecord, encode_line, parse_evidence, parse_json_list,
 )
 from builder.export.manifest import (
     BalanceReport, ExportedFile, Filters, Manifest, SplitShare, Stratification, StratumDeviation,
@@ -34,6 +33,7 @@ from builder.export.manifest import (
 from builder.export.options import ExportOptions, check_output_path, manifest_path, split_file_path
 from builder.export.splits import assign_splits, balance_targets, seeded_hash
 from builder.store import Store, utcnow
+from builder.vocabulary import DIFFICULTIES
 from builder.store.documents import chunks_by_id
 from builder.store.exports import (
     count_candidates, fetch_candidates, fetch_documents, fetch_tags,

@@ -16,16 +16,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-Difficulty = Literal["easy", "medium", "hard"]
-DIFFICULTIES: tuple[str, ...] = ("easy", "medium", "hard")
-# The question types the generator produces (builder/store/migrations.py, candidates.type).
-KNOWN_TYPES: tuple[str, ...] = (
-    "single_hop", "reasoning", "multi_hop", "comparative", "temporal", "unanswerable", "ambiguous",
-)
+from builder.vocabulary import Difficulty
 
 
 class _Record(BaseModel):

@@ -15,9 +15,9 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, field_validator
 
 from builder.errors import InputError
-from builder.export.formats import DIFFICULTIES, FORMATS, KNOWN_TYPES
+from builder.export.formats import FORMATS
+from builder.vocabulary import DIFFICULTIES, STATUSES, TYPES
 
-STATUSES: tuple[str, ...] = ("accepted", "pending", "rejected", "skipped")
 _SPLIT_NAME = re.compile(r"^[A-Za-z0-9_-]+$")
 _NUMBER = re.compile(r"^\d+(\.\d+)?$|^\.\d+$")
 
@@ -104,11 +104,11 @@ def parse_statuses(values: Iterable[str] | str | None) -> tuple[str, ...]:
 def parse_types(values: Iterable[str] | str | None) -> tuple[str, ...]:
     items = split_list(values)
     if not items:
-        raise InputError("--types needs at least one of " + ", ".join(KNOWN_TYPES))
+        raise InputError("--types needs at least one of " + ", ".join(TYPES))
     for t in items:
-        if t not in KNOWN_TYPES:
+        if t not in TYPES:
             raise InputError(f"--types: unknown type {t!r}; expected some of "
-                             + ", ".join(KNOWN_TYPES))
+                             + ", ".join(TYPES))
     return _dedup(items)
 
 

@@ -11,9 +11,6 @@ from __future__ import annotations
 import hashlib
 import json
 
-LANGUAGE_NAMES = {"en": "English", "zh": "Chinese (simplified, 简体中文)"}
-
-
 def stable_id(*parts: object, size: int = 12) -> str:
     """Hex digest of the JSON of `parts`: equal inputs give equal ids across runs and machines."""
     raw = json.dumps(parts, ensure_ascii=False, sort_keys=True, default=str).encode("utf-8")
@@ -29,10 +26,6 @@ def clean_question(text: str) -> str:
         if 0 < cut < len(text) - 1:
             text = text[:cut + 1]
     return text
-
-
-def language_name(code: str | None) -> str:
-    return LANGUAGE_NAMES.get((code or "en").split("-")[0], code or "English")
 
 
 def hops_for(facts: list[dict], hop_chunks: list[str] | None = None) -> tuple[list[str], list[list[str]]]:

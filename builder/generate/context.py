@@ -28,8 +28,7 @@ T = TypeVar("T")
 PROMPT_NAMES = (
     "facts", "questions", "evolve_reasoning", "evolve_multi_hop", "evolve_comparative",
     "evolve_temporal", "evolve_unanswerable", "evolve_unanswerable_topics", "evolve_ambiguous",
-    "verify_grounded",
-    "verify_multi_hop", "verify_unanswerable",
+    "roundtrip",
 )
 
 
@@ -43,6 +42,8 @@ class RunContext:
     calls: Counter = field(default_factory=Counter)       # stage -> LLM calls made this run
     failures: Counter = field(default_factory=Counter)    # stage -> failed calls
     facts_dropped: int = 0
+    unverified: int = 0  # candidates left pending because a verifier call failed
+    common: frozenset = frozenset()  # the KB's everywhere-terms (worth.common_terms)
     notes: list[str] = field(default_factory=list)
 
     @classmethod

@@ -1,4 +1,4 @@
-"""Stage 6: difficulty from measured signals, never from a model's self-rating.
+"""Stage 7: difficulty from measured signals, never from a model's self-rating.
 
 Signals stored in `difficulty_signals`:
 - `hops`: distinct chunks the answer needs;

@@ -11,18 +11,16 @@ stages whose inputs do not exist yet. Nothing is written by the generator.
 
 from __future__ import annotations
 
-import math
 
 from builder.store import candidates as cstore
+from builder.text.language import language_name
 
 from builder.generate import facts as facts_stage
-from builder.generate.candidate import language_name
 from builder.generate.context import RunContext
 from builder.generate.models import (
-    EvolvedQuestion, FactsOutput, GroundedBatchVerdict, ProposedQuestions,
+    EvolvedQuestion, FactsOutput, ProposedQuestions, RoundTripReply,
 )
 from builder.generate.plan import chunk_budget, select_chunks
-from builder.generate.verify import MAX_BATCH_ITEMS
 
 LONG_VARS = {"chunk", "passages", "facts"}
 
@@ -38,8 +36,10 @@ def planned_calls(ctx: RunContext, chunks: list[dict], plan: dict[str, int]) -> 
             calls["evolve_unanswerable"] = 1
         elif kind != "single_hop" and count:
             calls[f"evolve_{kind}"] = count
-    per_item = plan.get("multi_hop", 0) + plan.get("unanswerable", 0)
-    calls["verify"] = math.ceil((sum(plan.values()) - per_item) / MAX_BATCH_ITEMS) + per_item
+    # round trips: single-hop items are answered twice (cited chunk, then the rest of the KB),
+    # multi-hop three times (both chunks, then each alone), ambiguous ones not at all
+    per_type = {"single_hop": 2, "multi_hop": 3, "ambiguous": 0}
+    calls["verify"] = sum(count * per_type.get(kind, 1) for kind, count in plan.items())
     return calls
 
 
@@ -58,7 +58,7 @@ async def estimate_run(ctx: RunContext, chunks: list[dict], plan: dict[str, int]
     for stage, count in calls.items():
         if stage == "facts":
             continue
-        name = "verify_grounded" if stage == "verify" else stage
+        name = "roundtrip" if stage == "verify" else stage
         prompt = ctx.prompts[name]
         for _ in range(count):
             sample = chunks[i % len(chunks)]["text"]
@@ -66,7 +66,7 @@ async def estimate_run(ctx: RunContext, chunks: list[dict], plan: dict[str, int]
             variables = {p: sample if p in LONG_VARS else sample[:200]
                          for p in prompt.placeholders()}
             role = "verifier" if stage == "verify" else "generator"
-            output = {"verify": GroundedBatchVerdict, "evolve_unanswerable": ProposedQuestions}.get(
+            output = {"verify": RoundTripReply, "evolve_unanswerable": ProposedQuestions}.get(
                 stage, EvolvedQuestion)
             await ctx.llm.structured(prompt, variables, output, stage=name, role=role)
     return calls

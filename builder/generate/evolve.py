@@ -1,4 +1,4 @@
-"""Stage 3: evolutions. Each material (material.py) becomes one NEW candidate through one LLM
+"""Stage 4: evolutions. Each material (material.py) becomes one NEW candidate through one LLM
 call that phrases the question (and answer) from the facts code handed it.
 
 The candidate links to the single-hop candidate of its seed fact (`parent_id`) when there is
@@ -10,53 +10,25 @@ made by unanswerable.py, not here. Idempotent per material through
 
 from __future__ import annotations
 
-import os
 import re
-from pathlib import Path
 
-from builder.errors import InputError
-from builder.llm.prompts import bundled_prompts_dir
+from builder.llm.prompts import load_sentences, sentence_for
 from builder.store import candidates as cstore
+from builder.text.language import HAN_CHAR, language_name
 
-from builder.generate.candidate import clean_question, language_name, make_candidate, stable_id
+from builder.generate.candidate import clean_question, make_candidate, stable_id
 from builder.generate.context import RunContext, run_units
 from builder.generate.material import Material
 from builder.generate.models import EvolvedQuestion
 
 STAGE = "evolve"
-_SENTENCE_LINE = re.compile(r"^([a-z]{2}(?:-[A-Za-z]+)?):\s+(\S.*)$")
-
-
-def load_sentences(name: str, prompts_dir: str | None = None) -> dict[str, str]:
-    """{language: sentence} from a sentence file of the prompts folder (`refusals.md`,
-    `ambiguous.md`), the override folder first."""
-    folders = [Path(p) for p in (prompts_dir, os.environ.get("GOLDEN_PROMPTS")) if p]
-    folders.append(bundled_prompts_dir())
-    for folder in folders:
-        path = folder / name
-        if path.is_file():
-            out = {}
-            for line in path.read_text(encoding="utf-8").splitlines():
-                m = _SENTENCE_LINE.match(line.strip())
-                if m:
-                    out[m.group(1)] = m.group(2).strip()
-            if "en" not in out:
-                raise InputError("needs an 'en: <sentence>' line", path=str(path))
-            return out
-    raise InputError(f"no {name} found", path=str(folders[0]))
-
-
-def sentence_for(sentences: dict[str, str], language: str | None) -> str:
-    """The sentence for `language`, else the English one."""
-    lang = (language or "en").split("-")[0]
-    return sentences.get(lang, sentences["en"])
 
 
 def ambiguous_answer(lead: str, facts: list[dict]) -> str:
     """The reference answer of an ambiguous question, written by code: the lead-in from
     `ambiguous.md`, then each reading's fact. Measured: the embedded 0.5B, asked to name both
     readings, gave one value in 5 of 5 tries."""
-    return lead + " " + " ".join(f["text"].rstrip(".。") + ("。" if _is_cjk(f["text"]) else ".")
+    return lead + " " + " ".join(f["text"].rstrip(".。") + ("。" if HAN_CHAR.search(f["text"]) else ".")
                                  for f in facts)
 
 
@@ -77,10 +49,6 @@ def unnamed(question: str, names: list[str], term: str = "") -> str:
                      "", question, flags=re.I)
     out = re.sub(r"\s+([?,.])", r"\1", " ".join(out.split()))
     return out if len(out.split()) >= 3 and out.endswith(("?", "？")) else question
-
-
-def _is_cjk(text: str) -> bool:
-    return bool(re.search(r"[\u4e00-\u9fff]", text))
 
 
 def evolve_key(ctx: RunContext, material: Material) -> str:

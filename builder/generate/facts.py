@@ -1,4 +1,4 @@
-"""Stage 1: atomic facts per chunk, each tied to a verbatim span of the chunk.
+"""Stage 2: atomic facts per chunk, each tied to a verbatim span of the chunk.
 
 Two extractors (`RunContext.facts_mode`): "text" cuts sentences, list items and table cells out
 by code (statements.py, no LLM call; the default for the embedded model), "llm" asks the facts
@@ -18,14 +18,15 @@ import hashlib
 import re
 
 from builder.store import candidates as cstore
+from builder.text.language import detect_language, language_name
 
-from builder.generate.candidate import language_name, stable_id
+from builder.generate.candidate import stable_id
 from builder.generate.context import RunContext, run_units
 from builder.generate.models import ExtractedFact, FactsOutput
 from builder.generate.spans import locate_span
 from builder.generate.statements import EXTRACTOR, VERSION, extract_statements_counted
 from builder.generate.terms import dates as find_dates
-from builder.generate.terms import detect_language, key_terms, numbers
+from builder.generate.terms import key_terms, numbers
 
 STAGE = "facts"
 # Capitalised phrases ("Gold Membership", "Trail Pro 2") when the model names no entity.

@@ -11,10 +11,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, field_validator
 
-TYPES = ("single_hop", "reasoning", "multi_hop", "comparative", "temporal", "unanswerable",
-         "ambiguous")
-DEFENSIVE = ("unanswerable", "ambiguous", "temporal")
-DIFFICULTIES = ("easy", "medium", "hard")
+from builder.vocabulary import TYPES
+
 
 # Default mix: 25% defensive (the floor is 15%). Only single-hop items can measure easy
 # (difficulty.py), so with the default 40/30/30 difficulty target the runner plans more
@@ -54,34 +52,12 @@ class InventedEntityQuestion(BaseModel):
     question: str
 
 
-class GroundedItemVerdict(BaseModel):
-    """The verifier's finding on one numbered item of a `verify_grounded` batch."""
+class RoundTripReply(BaseModel):
+    """The round-trip answering call (`roundtrip.prompt`): the passage it answers from (0 when
+    none does) and the shortest phrase of that passage that answers."""
 
-    item: int = Field(description="number of the item judged")
-    answerable: bool
-    unsupported_claims: list[str] = Field(
-        default_factory=list, description="claims of the answer that no passage states")
-    reason: str = ""
-
-
-class GroundedBatchVerdict(BaseModel):
-    """One `verify_grounded` reply: a verdict per item (items left out are 'no verdict')."""
-
-    items: list[GroundedItemVerdict] = Field(default_factory=list)
-
-
-class MultiHopVerdict(BaseModel):
-    answerable: bool
-    single_passage_answers: list[int] = Field(
-        default_factory=list, description="numbers of passages that answer it alone")
-    reason: str = ""
-
-
-class UnanswerableVerdict(BaseModel):
-    answered: bool
-    passage: int = 0
-    quote: str = ""
-    reason: str = ""
+    passage: int = Field(0, description="number of the passage that answers; 0 when none does")
+    answer: str = Field("", description="the shortest phrase from that passage that answers")
 
 
 # ------------------------------------------------------------------ run options / summary
@@ -100,7 +76,7 @@ class GenerateOptions(BaseModel):
     facts: Literal["auto", "llm", "text"] = Field(
         "auto", description="fact extractor: the LLM, the code splitter (statements.py), or "
                             "auto = code for the embedded local model, LLM otherwise")
-    max_rounds: int = Field(3, ge=1, le=10)
+    max_rounds: int = Field(4, ge=1, le=10)
     min_defensive: float = 0.15
 
     @field_validator("types")

@@ -1,5 +1,5 @@
-"""Stage 7: mix control -- how many candidates of each type to aim for, which chunks get facts,
-and how much one document may contribute.
+"""Stage 1 (once per run, before any round): mix control -- how many candidates of each type to
+aim for, which chunks get facts, and how much one document may contribute.
 
 - Type targets: `--mix` shares (default `DEFAULT_MIX`), restricted to `--types`, rounded with
   the largest-remainder rule so they sum to exactly `--n`. With the default mix, defensive
@@ -31,7 +31,9 @@ from collections import defaultdict
 from builder.errors import InputError
 from builder.store.search import search_chunks
 
-from builder.generate.models import DEFAULT_MIX, DEFENSIVE, DIFFICULTIES, TYPES
+from builder.vocabulary import DEFENSIVE, DIFFICULTIES, TYPES
+
+from builder.generate.models import DEFAULT_MIX
 
 # Expected (easy, medium, hard) share per kind under difficulty.py's rule. Single-hop: 15 of 21
 # measured easy on samples/ (scripted model, n=60); comparative / temporal / ambiguous are hard

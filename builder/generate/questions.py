@@ -1,8 +1,11 @@
-"""Stage 2: single-hop questions, one fact per call.
+"""Stage 3: single-hop questions, one fact per call.
 
-Code picks the facts (plan.py) and, where a fact states a value, the answer too
-(`terms.answer_target`: "45 days", "$60", a table cell); the LLM only phrases the question (and
-the short answer when code chose none; if it does not, the fact itself is the answer). Measured with the embedded 0.5B on samples/: handed
+Code picks the facts (only question-worthy ones, worth.py) and, where it can, the answer too
+(`worth.assess`: a value such as "45 days" or "$60", a table cell, the description of a
+labelled rubric item, a definition's complement, a code name); the LLM only phrases the
+question, and chooses a short answer phrase when code chose none. There is no fallback to "the
+whole fact is the answer": measured on public knowledge bases, that is how vague questions
+with sentence-copy answers were made, and verification rejects them. Measured with the embedded 0.5B on samples/: handed
 three facts per call it copied the facts as "questions" (most items rejected as containing
 their answer); one fact per call with the answer given and three examples gave a usable
 question for 7 of 10 facts at ~2 s per call (the shared prompt prefix is cached by llama.cpp).
@@ -14,11 +17,12 @@ Idempotent per (fact, prompt version) through `stage_done('questions', key)`.
 from __future__ import annotations
 
 from builder.store import candidates as cstore
+from builder.text.language import language_name
 
-from builder.generate.candidate import clean_question, language_name, make_candidate, stable_id
+from builder.generate.candidate import clean_question, make_candidate, stable_id
 from builder.generate.context import RunContext, run_units
 from builder.generate.models import EvolvedQuestion
-from builder.generate.terms import answer_target
+from builder.generate.worth import assess
 
 STAGE = "questions"
 CHOOSE = "(choose)"
@@ -29,8 +33,10 @@ def questions_key(ctx: RunContext, fact: dict) -> str:
     return stable_id(STAGE, fact["chunk_id"], [fact["id"]], p.name, p.version)
 
 
-async def write_questions(ctx: RunContext, facts: list[dict]) -> None:
-    """One call per fact not done yet; a candidate per usable reply."""
+async def write_questions(ctx: RunContext, facts: list[dict],
+                          common: frozenset[str] = frozenset()) -> None:
+    """One call per fact not done yet; a candidate per usable reply. `common` are the KB's
+    everywhere-terms (`worth.common_terms`), never chosen as an answer."""
     done = cstore.done_keys(ctx.store, STAGE)
     todo = [f for f in facts if questions_key(ctx, f) not in done]
     fact_prompt = ctx.prompts["facts"]
@@ -39,7 +45,7 @@ async def write_questions(ctx: RunContext, facts: list[dict]) -> None:
 
     async def one(fact: dict) -> None:
         language = fact.get("chunk_language") or fact.get("language") or "en"
-        target = answer_target(fact["text"])
+        target = assess(fact, common).answer
         result = await ctx.call(STAGE, {
             "fact": fact["text"], "answer": target or CHOOSE,
             "title": fact.get("title") or fact["document_id"], "language": language_name(language),
@@ -48,10 +54,8 @@ async def write_questions(ctx: RunContext, facts: list[dict]) -> None:
             return
         question = clean_question(result.value.question)
         answer = target or result.value.answer.strip()
-        if not answer or answer.casefold() == CHOOSE:  # the model did not choose: the fact is
-            answer = fact["text"]                     # the answer (grounded by construction)
         rows = []
-        if question:
+        if question and answer and answer.casefold() != CHOOSE:
             rows.append(make_candidate(
                 ctype="single_hop", question=question, answer=answer, facts=[fact],
                 language=language, model=result.model or model, seed_fact_id=fact["id"],

@@ -1,14 +1,17 @@
 """The generation pipeline: orders the stages and decides how much work each round asks for.
 
-    facts -> questions (single_hop) -> evolutions -> verification -> dedup -> difficulty
+    plan (once) -> rounds of: facts -> questions (single_hop) -> evolutions -> verification
+                              -> dedup -> difficulty
 
 Each round first finishes what an earlier run left (pending verification), then counts the
 verified, non-duplicate candidates per type in the pool and asks for exactly the shortfall
-(round 1) or the shortfall divided by the observed pass rate (later rounds, at most 2x). So a
-run with nothing missing makes no LLM calls, and a scripted perfect model yields exactly the
-planned mix. A type with GIVE_UP_AFTER judged items and none passing is not asked for again
-(measured: the embedded 0.5B wrote 0 usable multi-hop questions in 10 tries; the summary notes
-it). LLM facts are extracted for about 0.6 chunk per wanted item (plan.py; facts cut out by
+(round 1) or the shortfall divided by the observed pass rate (later rounds, at most 4x: strict
+verification passes a third of a small model's single-hop questions). So a run with nothing
+missing makes no LLM calls, and a scripted perfect model yields exactly the planned mix. An
+evolved type with GIVE_UP_AFTER judged items and none passing, or with no material in the KB, is
+not asked for again (measured: the embedded 0.5B wrote 0 usable multi-hop questions in 10
+tries); its missing places go to single-hop items, and the summary says so. Nothing is
+relabelled to fill a quota. LLM facts are extracted for about 0.6 chunk per wanted item (plan.py; facts cut out by
 code cost nothing, so up to TEXT_FACTS_CHUNKS chunks get them); a round that finds too little
 material for what it asked adds 2 chunks per missing item to the next
 round's budget. Every unit is committed with its ledger row, so Ctrl-C, a crash or `--budget`
@@ -43,12 +46,12 @@ from builder.generate.plan import (
     chunk_budget, document_cap, select_chunks, steer_for_difficulty, type_targets,
 )
 from builder.generate.summary import build_summary
-from builder.generate.terms import answer_target
+from builder.generate.worth import assess, common_terms
 
 # In order of scarcity: the rarer kind picks its material (and document cap room) first.
 # Unanswerable items are proposed in one batch per round instead (unanswerable.py).
 EVOLVED = ("temporal", "ambiguous", "multi_hop", "comparative", "reasoning")
-GIVE_UP_AFTER = 4  # judged items of a type, none passing: the run asks for no more of it
+GIVE_UP_AFTER = 4  # judged items of an evolved type, none passing: the run asks for no more
 FACTS_PER_CHUNK = 3  # single-hop facts asked per chunk per round (spread over the KB)
 TEXT_FACTS_CHUNKS = 300  # chunks given facts per round when facts come from code
 
@@ -135,24 +138,39 @@ def _counts(pool: list[dict]) -> tuple[Counter, Counter, dict[str, float], Count
 
 
 async def _rounds(ctx: RunContext, chunks: list[dict], plan: dict[str, int]) -> None:
+    """Up to `max_rounds` rounds towards `plan` (verified, non-duplicate candidates per type).
+
+    Each round: settle the pool (verify what is pending, mark duplicates, rate difficulty);
+    stop when no type is short; give up on a type with GIVE_UP_AFTER judged items and none
+    passing; ask for the shortfall (round 1) or the shortfall over the observed pass rate
+    (later rounds, at most 2x); pick chunks for facts (more when facts come from code, or when
+    the last round ran out of material) and extract facts; then choose material for the
+    evolved kinds first (scarce, so they reserve their room under each document's cap), then
+    single-hop facts, then write questions, evolutions and unanswerable proposals. A later
+    round that makes no LLM call stops early (nothing more to find). The pool is settled once
+    more at the end, so every candidate written has a verdict.
+
+    Deterministic for a given KB, seed and prompt versions; every unit commits with its ledger
+    row, so an interrupted call resumes where it stopped and repeats no finished work.
+    """
     opts = ctx.options
+    ctx.common = common_terms(chunks)
     n_docs = len({c["document_id"] for c in chunks})
     cap = document_cap(opts.n, n_docs)
     extra_chunks = 0  # grows only when a round ran out of material, so facts calls stay ~0.6 n
-    for round_no in range(1, opts.max_rounds + 1):
+    target = dict(plan)  # the plan, with the places of kinds this KB or model cannot supply
+    for round_no in range(1, opts.max_rounds + 1):   # moved to single-hop items
         pool = await _settle(ctx, chunks)
         verified, per_doc, rate, judged = _counts(pool)
-        short = {t: plan[t] - verified[t] for t in plan if plan[t] > verified[t]}
-        for t in [t for t in short if judged[t] >= GIVE_UP_AFTER and not verified[t]]:
-            del short[t]  # the model cannot write this kind: stop paying for attempts
-            note = (f"{t}: none of {judged[t]} passed verification; stopped asking for more "
-                    "(a stronger --model writes them)")
-            if note not in ctx.notes:
-                ctx.notes.append(note)
+        for t in [t for t in target if t != "single_hop" and target[t] > verified[t]
+                  and judged[t] >= GIVE_UP_AFTER and not verified[t]]:
+            _give_up(ctx, target, t, verified[t],  # the model cannot write this kind
+                     f"none of {judged[t]} passed verification (a stronger --model writes them)")
+        short = {t: target[t] - verified[t] for t in target if target[t] > verified[t]}
         if not short:
             return
         ask = dict(short) if round_no == 1 else {
-            t: min(2 * s, math.ceil(s / max(rate.get(t, 1.0), 0.5))) for t, s in short.items()}
+            t: min(4 * s, math.ceil(s / max(rate.get(t, 1.0), 0.25))) for t, s in short.items()}
 
         budget = min(len(chunks), chunk_budget(opts.n, len(chunks)) + extra_chunks)
         if ctx.facts_mode == "text":  # facts cost no call: give the pickers more material
@@ -182,7 +200,9 @@ async def _rounds(ctx: RunContext, chunks: list[dict], plan: dict[str, int]) -> 
                 want = ask.get(kind, 0)
                 fresh = [m for m in materials.get(kind, []) if evolve.evolve_key(ctx, m) not in done]
                 if want and not fresh and round_no == 1:
-                    ctx.notes.append(f"{kind}: the knowledge base offers no (more) material")
+                    _give_up(ctx, target, kind, verified[kind], "the knowledge base offers no material")
+                    ask["single_hop"] = ask.get("single_hop", 0) + want
+                    continue
                 for m in fresh:
                     if want <= 0:
                         break
@@ -195,7 +215,7 @@ async def _rounds(ctx: RunContext, chunks: list[dict], plan: dict[str, int]) -> 
         if ask.get("single_hop"):
             picked = _single_hop_facts(ctx, all_facts, pool, ask["single_hop"], planned_doc, cap)
             starved += max(0, ask["single_hop"] - len(picked))
-            await questions.write_questions(ctx, picked)
+            await questions.write_questions(ctx, picked, ctx.common)
         if chosen:
             parents = {c["seed_fact_id"]: c["id"] for c in cstore.load_candidates(ctx.store)
                        if c["type"] == "single_hop" and c.get("seed_fact_id")}
@@ -212,11 +232,25 @@ async def _rounds(ctx: RunContext, chunks: list[dict], plan: dict[str, int]) -> 
     await _settle(ctx, chunks)
 
 
+def _give_up(ctx: RunContext, target: dict[str, int], kind: str, have: int, why: str) -> None:
+    """Stop asking for `kind`; its missing places go to single-hop items when those are allowed
+    (nothing is relabelled: more single-hop questions are written instead). Noted once."""
+    missing = target[kind] - have
+    target[kind] = have
+    moved = ""
+    if "single_hop" in target and missing > 0:
+        target["single_hop"] += missing
+        moved = f"; its {missing} place(s) go to single_hop"
+    ctx.notes.append(f"{kind}: {why}{moved}")
+
+
 def _single_hop_facts(ctx: RunContext, all_facts: list[dict], pool: list[dict], want: int,
                       planned_doc: Counter, cap: int) -> list[dict]:
     """Facts not yet asked about, up to FACTS_PER_CHUNK per chunk, chunks round-robin over
-    documents in seeded order, respecting the per-document cap. Within a chunk, facts that
-    state a value (so code chooses the answer) come first."""
+    documents in seeded order, respecting the per-document cap. Only question-worthy facts
+    (worth.py); within a chunk, those whose answer code chooses come first (values, then labels,
+    definitions and names), then the rest."""
+    worth = {f["id"]: assess(f, ctx.common) for f in all_facts}
     used = {c["seed_fact_id"] for c in pool if c["type"] == "single_hop"}
     for info in cstore.done_infos(ctx.store, questions.STAGE):
         used.update(info.get("fact_ids") or [])
@@ -235,8 +269,9 @@ def _single_hop_facts(ctx: RunContext, all_facts: list[dict], pool: list[dict], 
         rng.shuffle(by_doc[d])
     for cid in by_chunk:  # no fragments ("for store purchases, on the date on the receipt.")
         by_chunk[cid] = sorted((f for f in by_chunk[cid]
-                                if f["id"] not in used and not f["text"][:1].islower()),
-                               key=lambda f: answer_target(f["text"]) is None)
+                                if f["id"] not in used and not f["text"][:1].islower()
+                                and worth[f["id"]].worthy),
+                               key=lambda f: worth[f["id"]].priority)
     for d in docs:
         by_doc[d] = [cid for cid in by_doc[d] if by_chunk[cid]]
     picked: list[dict] = []

@@ -1,4 +1,4 @@
-"""Stage 1 without an LLM: a chunk's atomic statements, cut out of its text by code.
+"""Stage 2 without an LLM: a chunk's atomic statements, cut out of its text by code.
 
 "Code builds the structure, the LLM writes the words": sentences, list items and table cells
 are already atomic statements, and cutting them out by code gives exact spans, no invented
@@ -35,8 +35,10 @@ from __future__ import annotations
 
 import re
 
+from builder.text.language import HAN, HAN_CHAR, detect_language
+
 from builder.generate.candidate import stable_id
-from builder.generate.terms import STOPWORDS, dates, detect_language, key_terms
+from builder.generate.terms import STOPWORDS, dates, key_terms
 
 EXTRACTOR = "statements"
 VERSION = "2"  # 2: a table fact's evidence is its cell, not the row
@@ -47,8 +49,8 @@ MIN_CJK = 6
 MAX_WORDS = 60
 MAX_ENTITIES = 4
 
-_CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
-_CJK_CHAR = re.compile(f"[{_CJK}]")
+_CJK = HAN
+_CJK_CHAR = HAN_CHAR
 
 # -- line kinds ------------------------------------------------------------------------------
 _QUOTE = re.compile(r"[ \t]{0,3}>[ \t]?")

@@ -13,11 +13,10 @@ from rich.table import Table
 from rich.text import Text
 
 from builder.store import candidates as cstore
+from builder.vocabulary import DIFFICULTIES, TYPES
 
 from builder.generate.context import RunContext
-from builder.generate.models import (
-    DIFFICULTIES, TYPES, DocumentCoverage, GenerateSummary, TypeCounts,
-)
+from builder.generate.models import DocumentCoverage, GenerateSummary, TypeCounts
 
 
 def _llm_summary(ctx: RunContext) -> dict:
@@ -83,6 +82,10 @@ def build_summary(ctx: RunContext, chunks: list[dict], plan: dict[str, int], *,
         verdict = ("short: " + ", ".join(f"{d} by {k}" for d, k in short.items())) if short \
             else "on target"
         notes.append(f"difficulty reached: {mix}; {verdict}")
+    pending = sum(1 for c in pool if c["verdict"] == "pending")
+    if pending and not dry_run:
+        notes.append(f"{pending} candidates are still pending: their verifier call failed; "
+                     "run the same command again to retry them")
     if estimate:
         notes.append("dry run: estimated calls per stage " +
                      ", ".join(f"{k}={v}" for k, v in estimate.items()))

@@ -11,7 +11,8 @@ import re
 from decimal import Decimal, InvalidOperation
 from itertools import combinations
 
-_CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+from builder.text.language import HAN as _CJK
+
 _TOKEN = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+", re.UNICODE)  # "需要5天" -> 需要, 5, 天
 _CJK_RUN = re.compile(rf"^[{_CJK}]+$")
 
@@ -161,15 +162,6 @@ def date_order_key(value: str) -> tuple:
         return (0, tuple(int(p) for p in value.split("-")))
     except ValueError:  # not from dates(): sorts first, never crashes a run
         return (-1, ())
-
-
-def detect_language(text: str) -> str:
-    """'zh' when CJK characters make up a fifth of the letters, else 'en'."""
-    letters = [c for c in text if c.isalpha()]
-    if not letters:
-        return "en"
-    cjk = sum(1 for c in letters if re.match(rf"[{_CJK}]", c))
-    return "zh" if cjk / len(letters) >= 0.2 else "en"
 
 
 _NUMBERED_NAME = re.compile(r"\b([A-Za-z][\w-]*)\s+(\d{1,4})\b")

@@ -1,4 +1,5 @@
-"""Unanswerable candidates: questions near the knowledge base's topics that it cannot answer.
+"""Stage 4, the unanswerable kind: questions near the knowledge base's topics that it cannot
+answer.
 
 Two sources, the first preferred because code controls what is missing:
 
@@ -37,15 +38,16 @@ import random
 import re
 from collections import Counter, defaultdict
 
+from builder.llm.prompts import load_sentences, sentence_for
 from builder.store import candidates as cstore
 from builder.store.search import absent_terms, phrase_in_kb, search_chunks
+from builder.text.language import detect_language, language_name
 
-from builder.generate.candidate import clean_question, language_name, make_candidate, stable_id
+from builder.generate.absence import chunk_answering, content_words, off_domain
+from builder.generate.candidate import clean_question, make_candidate, stable_id
 from builder.generate.context import RunContext, run_units
-from builder.generate.evolve import load_sentences, sentence_for
 from builder.generate.models import InventedEntityQuestion, ProposedQuestions
-from builder.generate.terms import STOPWORDS, detect_language, key_terms, table_fact, tokens
-from builder.generate.verify import chunk_answering
+from builder.generate.terms import STOPWORDS, key_terms, table_fact, tokens
 
 STAGE = "unanswerable"
 SIBLINGS, TOPICS = "evolve_unanswerable", "evolve_unanswerable_topics"
@@ -98,10 +100,6 @@ def majority_language(chunks: list[dict]) -> str:
     return counts.most_common(1)[0][0] if counts else "en"
 
 
-def content_words(text: str) -> list[str]:
-    return [t for t in dict.fromkeys(tokens(text)) if t not in STOPWORDS and not t.isdigit()]
-
-
 def screen(store, question: str, language: str) -> str | None:
     """Why a proposed question cannot be an unanswerable candidate, or None when it can."""
     if not question.endswith(("?", "？")) or len(question) < 8:
@@ -110,6 +108,8 @@ def screen(store, question: str, language: str) -> str | None:
         return "wrong language"
     if chunk_answering(store, question) is not None:
         return "a chunk contains every term"
+    if why := off_domain(store, question):
+        return why
     return None
 
 
@@ -244,8 +244,7 @@ async def _from_topics(ctx: RunContext, chunks: list[dict], want: int,
     key = stable_id(STAGE, "topics", len(attempts) + 1, topics, ctx.prompts[TOPICS].version)
     language = majority_language(chunks)
     asked = [c["question"] for c in cstore.load_candidates(ctx.store) if c["type"] == "unanswerable"]
-    avoid = ("Already asked (write different ones):\n" + "\n".join(f"- {q}" for q in asked)
-             if asked else "")
+    avoid = [{"question": q} for q in asked]
     result = await ctx.call(TOPICS, {
         "topics": topics, "avoid": avoid, "count": min(MAX_PER_CALL, 2 * want + 1),
         "language": language_name(language),

@@ -38,10 +38,10 @@ from builder.ingest.blocks import markdown_blocks, text_blocks
 from builder.ingest.chunker import chunk_blocks
 from builder.ingest.discover import discover
 from builder.ingest.html_text import html_to_text
-from builder.ingest.language import detect_language
 from builder.ingest.loaders import LoadedDocument, load_file
 from builder.ingest.tokens import encoding
 from builder.store import Store
+from builder.text.language import detect_language
 from builder.store.documents import (
     chunk_owners, delete_document, document_index, save_document,
 )

@@ -1,60 +1,122 @@
-"""Prompt templates: one file per stage in `prompts/`, loaded at run time.
+"""Prompt templates: one file per stage in `prompts/`, loaded at run time, plus the sentence files
+beside them (`refusals.md`, `ambiguous.md`).
 
 File format (plain text, UTF-8)::
 
-    name: facts
-    version: 3
+    name: roundtrip
+    version: 1
     --- system
-    You extract atomic facts ...
+    You answer a question using only the numbered passages ...
     --- user
-    Chunk:
-    {{chunk}}
+    {{passages}}
+    --- list passages
+    <passage number="{{number}}">
+    {{text}}
+    </passage>
 
-Placeholders are `{{name}}`. Rendering substitutes each value once, in a single pass, so text
-from the knowledge base or an LLM that happens to contain `{{...}}` stays data and is never
-expanded again. `--prompts DIR` (or `GOLDEN_PROMPTS`) points at a folder whose files override
-the bundled ones by name.
+Placeholders are `{{name}}`. Sections:
+
+- `--- system`, `--- user`, `--- assistant`: the chat messages, in order. Consecutive sections
+  of one role are one message, their texts joined by a newline.
+- `--- system example` (or `user example`): part of that message, marked as the prompt's worked
+  example; `Prompt.examples` returns these texts (the verifier checks that a question did not
+  copy words from them, so they are found by this mark, never by guessing).
+- `--- list NAME`: how one element of the list variable NAME is written. The code passes the
+  data (a list of dicts, e.g. `[{"text": ...}]`; `number`, counting from 1, is added), the file
+  says how the model reads it. Lines before the first line with a placeholder are a heading,
+  written once before the elements and only when there are any. Elements of one line are
+  written one per line; elements of several lines are separated by a blank line. An empty
+  list renders as nothing. A plain string given for a list variable is used as it is.
+
+So every word the model reads is in a prompt file: Python passes data only.
+
+Rendering substitutes each value once, in a single pass, so text from the knowledge base or an
+LLM that happens to contain `{{...}}` stays data and is never expanded again.
+
+Where files come from (one rule, for prompt and sentence files alike): the override folder --
+`--prompts DIR`, else the `GOLDEN_PROMPTS` environment variable -- when it has a file of that
+name, else the copy bundled with golden.
 """
 
 from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
 from builder.errors import InputError
 
 _PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
-_SECTION = re.compile(r"^--- *(system|user|assistant) *$", re.MULTILINE)
+_SECTION = re.compile(
+    r"^--- *(?:(system|user|assistant)(?: +(example))?|list +([A-Za-z_][A-Za-z0-9_]*)) *$",
+    re.MULTILINE)
+_SENTENCE_LINE = re.compile(r"^([a-z]{2}(?:-[A-Za-z]+)?):\s+(\S.*)$")
+
+
+@dataclass(frozen=True)
+class ListTemplate:
+    """How one element of a list variable is written (see the module doc)."""
+
+    heading: str
+    item: str
+
+    def fields(self) -> set[str]:
+        return {m.group(1) for m in _PLACEHOLDER.finditer(self.item)}
+
+    def render(self, items: list[dict]) -> str:
+        if not items:
+            return ""
+        joiner = "\n\n" if "\n" in self.item else "\n"
+        body = joiner.join(_fill(self.item, {"number": n, **item}) for n, item in
+                           enumerate(items, 1))
+        return f"{self.heading}\n{body}" if self.heading else body
 
 
 @dataclass(frozen=True)
 class Prompt:
     name: str
     version: str
-    sections: tuple[tuple[str, str], ...]  # (role, template) in order
+    sections: tuple[tuple[str, str], ...]  # (role, template), one per message, in order
     source: str
+    examples: tuple[str, ...] = ()
+    lists: dict[str, ListTemplate] = field(default_factory=dict)
 
     def placeholders(self) -> set[str]:
+        """The variables the messages use (a list variable counts once, by its name)."""
         return {m.group(1) for _, text in self.sections for m in _PLACEHOLDER.finditer(text)}
+
+    def fill(self, variables: dict[str, object]) -> dict[str, str]:
+        """Every variable as the text it becomes in the messages: list variables written through
+        their `--- list` section, everything else as `str(value)`."""
+        out = {}
+        for name, value in variables.items():
+            if isinstance(value, list):
+                if name not in self.lists:
+                    raise KeyError(f"prompt {self.name!r} has no '--- list {name}' section")
+                out[name] = self.lists[name].render(value)
+            else:
+                out[name] = str(value)
+        return out
 
     def render(self, variables: dict[str, object]) -> list[dict[str, str]]:
         """Chat messages with every placeholder filled; a missing variable is an error."""
         missing = self.placeholders() - set(variables)
         if missing:
             raise KeyError(f"prompt {self.name!r} needs {sorted(missing)}")
-
-        def fill(m: re.Match) -> str:
-            return str(variables[m.group(1)])
-
-        return [{"role": role, "content": _PLACEHOLDER.sub(fill, text)} for role, text in self.sections]
+        values = self.fill(variables)
+        return [{"role": role, "content": _fill(text, values)} for role, text in self.sections]
 
 
-def bundled_prompts_dir() -> Path:
-    """The prompts shipped with golden (inside the wheel as `builder/prompts`)."""
-    return Path(str(resources.files("builder.prompts")))
+def _fill(template: str, values: dict[str, object]) -> str:
+    return _PLACEHOLDER.sub(lambda m: str(values[m.group(1)]), template)
+
+
+def _list_template(text: str) -> ListTemplate:
+    lines = text.split("\n")
+    first = next((i for i, line in enumerate(lines) if _PLACEHOLDER.search(line)), 0)
+    return ListTemplate(heading="\n".join(lines[:first]), item="\n".join(lines[first:]))
 
 
 def parse_prompt(text: str, source: str) -> Prompt:
@@ -70,46 +132,107 @@ def parse_prompt(text: str, source: str) -> Prompt:
     if "version" not in meta or "name" not in meta:
         raise InputError("prompt header needs 'name:' and 'version:' lines", path=source)
     parts = _SECTION.split(text)
-    sections = []
-    for i in range(1, len(parts) - 1, 2):
-        sections.append((parts[i], parts[i + 1].strip("\n")))
-    if not sections:
+    messages: list[list[str]] = []  # [role, text]
+    examples: list[str] = []
+    lists: dict[str, ListTemplate] = {}
+    for i in range(1, len(parts) - 1, 4):
+        role, example, list_name, body = parts[i:i + 4]
+        body = body.strip("\n")
+        if list_name:
+            lists[list_name] = _list_template(body)
+            continue
+        if example:
+            examples.append(body)
+        if messages and messages[-1][0] == role:
+            messages[-1][1] += "\n" + body
+        else:
+            messages.append([role, body])
+    if not messages:
         raise InputError("prompt has no '--- system' / '--- user' sections", path=source)
-    return Prompt(name=meta["name"], version=meta["version"], sections=tuple(sections), source=source)
+    return Prompt(name=meta["name"], version=meta["version"],
+                  sections=tuple((role, body) for role, body in messages), source=source,
+                  examples=tuple(examples), lists=lists)
+
+
+def bundled_prompts_dir() -> Path:
+    """The prompts shipped with golden (inside the wheel as `builder/prompts`)."""
+    return Path(str(resources.files("builder.prompts")))
+
+
+def prompt_file(filename: str, prompts_dir: str | Path | None = None) -> tuple[Path, Path | None]:
+    """(the file to use, the bundled file when an override replaces it) for a file of the
+    prompts folder, by the one rule of the module doc. Raises InputError when neither exists."""
+    override = prompts_dir or os.environ.get("GOLDEN_PROMPTS")
+    bundled = bundled_prompts_dir() / filename
+    if override and (Path(override) / filename).is_file():
+        return Path(override) / filename, bundled if bundled.is_file() else None
+    if bundled.is_file():
+        return bundled, None
+    raise InputError(f"no {filename} found", path=str(Path(override) / filename if override
+                                                       else bundled))
 
 
 def load_prompt(name: str, prompts_dir: str | Path | None = None) -> Prompt:
     """Load `<name>.prompt` from the override folder if it has one, else the bundled copy."""
-    override = prompts_dir or os.environ.get("GOLDEN_PROMPTS")
-    candidates = []
-    if override:
-        candidates.append(Path(override) / f"{name}.prompt")
-    candidates.append(bundled_prompts_dir() / f"{name}.prompt")
-    for path in candidates:
-        if path.is_file():
-            prompt = _read_prompt(path)
-            if len(candidates) > 1 and path == candidates[0] and candidates[1].is_file():
-                _check_override(prompt, _read_prompt(candidates[1]))
-            return prompt
-    raise InputError(f"no prompt named {name!r}", path=str(candidates[0]))
+    path, replaced = prompt_file(f"{name}.prompt", prompts_dir)
+    prompt = _read_prompt(path)
+    if replaced is not None:
+        _check_override(prompt, _read_prompt(replaced))
+    return prompt
+
+
+def load_sentences(filename: str, prompts_dir: str | Path | None = None) -> dict[str, str]:
+    """{language: sentence} from a sentence file of the prompts folder (`refusals.md`,
+    `ambiguous.md`): its `xx: sentence` lines; other lines are ignored. It must have `en`."""
+    path, _ = prompt_file(filename, prompts_dir)
+    out = {}
+    for line in _read_text(path).splitlines():
+        m = _SENTENCE_LINE.match(line.strip())
+        if m:
+            out[m.group(1)] = m.group(2).strip()
+    if "en" not in out:
+        raise InputError("needs an 'en: <sentence>' line", path=str(path))
+    return out
+
+
+def sentence_for(sentences: dict[str, str], language: str | None) -> str:
+    """The sentence for `language`, else the English one."""
+    return sentences.get((language or "en").split("-")[0], sentences["en"])
+
+
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read prompt ({exc})", path=str(path)) from exc
 
 
 def _read_prompt(path: Path) -> Prompt:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read prompt ({exc})", path=str(path)) from exc
-    return parse_prompt(text, str(path))
+    return parse_prompt(_read_text(path), str(path))
 
 
 def _check_override(override: Prompt, bundled: Prompt) -> None:
     """An override may leave placeholders out but not invent new ones: the stage only passes
-    the variables its bundled prompt uses, so an unknown `{{x}}` would fail mid-run."""
+    the variables (and list fields) its bundled prompt uses, so an unknown `{{x}}` would fail
+    mid-run. A list variable it uses needs its `--- list` section."""
     unknown = sorted(override.placeholders() - bundled.placeholders())
     if unknown:
-        text = Path(override.source).read_text(encoding="utf-8")
-        first = re.search(r"\{\{\s*" + re.escape(unknown[0]) + r"\s*\}\}", text)
-        line = text.count("\n", 0, first.start()) + 1 if first else None
-        raise InputError(f"unknown placeholder {{{{{unknown[0]}}}}}; the {bundled.name} prompt "
-                         f"is given {', '.join(sorted(bundled.placeholders())) or 'nothing'}",
-                         path=override.source, line=line)
+        _refuse_unknown(override, unknown[0], f"the {bundled.name} prompt is given",
+                        bundled.placeholders())
+    for name, template in sorted(override.lists.items()):
+        known = (bundled.lists[name].fields() if name in bundled.lists else set()) | {"number"}
+        extra = sorted(template.fields() - known)
+        if extra:
+            _refuse_unknown(override, extra[0], f"each of the {bundled.name} prompt's {name} has",
+                            known)
+    for name in sorted((override.placeholders() & set(bundled.lists)) - set(override.lists)):
+        raise InputError(f"{{{{{name}}}}} is a list: the prompt needs a '--- list {name}' "
+                         "section saying how one element is written", path=override.source)
+
+
+def _refuse_unknown(override: Prompt, placeholder: str, owner: str, known: set[str]) -> None:
+    text = Path(override.source).read_text(encoding="utf-8")
+    first = re.search(r"\{\{\s*" + re.escape(placeholder) + r"\s*\}\}", text)
+    line = text.count("\n", 0, first.start()) + 1 if first else None
+    raise InputError(f"unknown placeholder {{{{{placeholder}}}}}; {owner} "
+                     f"{', '.join(sorted(known)) or 'nothing'}", path=override.source, line=line)

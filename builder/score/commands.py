@@ -282,8 +282,8 @@ def calibrate(obj, run_id, import_path, as_json):
     """Agreement between human 1-5 scores and the LLM judge: exact, within-one and
     quadratic-weighted kappa, per metric; warns under 80% exact agreement."""
     from builder.score.calibrate import calibrate as agree, print_calibration, read_human_scores
-    from builder.store.review import import_calibration
-    from builder.store.runs import get_run, human_scores, list_run_items
+    from builder.store.calibration import human_scores, import_calibration
+    from builder.store.runs import get_run, list_run_items
 
     imported = [s.model_dump() for s in read_human_scores(import_path)] if import_path else None
     with obj.open_store() as store:

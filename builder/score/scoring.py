@@ -42,6 +42,7 @@ from typing import Any
 from typing import TYPE_CHECKING
 
 from builder.score.directions import JUDGE_METRICS
+from builder.vocabulary import DIFFICULTIES, TYPES
 from builder.score.retrieval import (
     DEFAULT_KS, evaluate, mean_metrics, metric_names, ranked_ids,
 )
@@ -57,10 +58,8 @@ if TYPE_CHECKING:  # the TREC path never loads pydantic or the judge
     from builder.score.judge import JudgeOutcome
 
 
-def _natural_order(field: str) -> dict[str, int]:
-    from builder.generate.models import DIFFICULTIES, TYPES
-
-    return {d: i for i, d in enumerate(DIFFICULTIES if field == "difficulty" else TYPES)}
+_NATURAL_ORDER = {"difficulty": {d: i for i, d in enumerate(DIFFICULTIES)},
+                  "type": {t: i for i, t in enumerate(TYPES)}}
 
 
 @dataclass(frozen=True)
@@ -253,7 +252,7 @@ def _breakdown(per_query: Mapping[str, dict], field: str, ks: Sequence[int]) -> 
     groups: dict[str, list[dict]] = {}
     for entry in per_query.values():
         groups.setdefault(str(entry[field]), []).append(entry["metrics"])
-    rank = _natural_order(field) if groups else {}
+    rank = _NATURAL_ORDER.get(field, {})
     return {
         value: {"n": len(rows), **_ordered_means(rows, ks)}
         for value, rows in sorted(groups.items(), key=lambda kv: (rank.get(kv[0], len(rank)),

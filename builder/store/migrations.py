@@ -254,9 +254,9 @@ def m002_generation_review_llm_runs(db: Database) -> None:
 
 @migrations()
 def m003_review_indexes(db: Database) -> None:
-    """Indexes for the review UI (builder/store/review.py): each list order it offers walks an
+    """Indexes for the review UI (builder/store/review_queue.py): each list order it offers walks an
     index instead of sorting 100k rows per page; undo finds undone rows; calibration finds
-    scores. The expressions match review.SORTS character for character."""
+    scores. The expressions match review_queue.SORTS character for character."""
     for name, columns in (
         ("candidates_review_queue", "verdict, (status <> 'pending'), created_at, id"),
         ("candidates_review_queue_any", "(status <> 'pending'), created_at, id"),
@@ -271,7 +271,7 @@ def m003_review_indexes(db: Database) -> None:
 
 @migrations()
 def m004_review_search_and_counts(db: Database) -> None:
-    """Review UI (builder/store/review.py): a trigram FTS5 index for its free-text search and a
+    """Review UI (builder/store/review_queue.py): a trigram FTS5 index for its free-text search and a
     narrow covering index for its counts and progress.
 
     - `candidates_fts` indexes question, answer, edit_question and edit_answer as an external-

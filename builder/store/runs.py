@@ -1,4 +1,4 @@
-"""Scored RAG runs (`runs`, `run_items`) and the human calibration scores read back for agreement.
+"""Scored RAG runs (`runs`, `run_items`); the human scores beside them are in `calibration.py`.
 
 A scored run is written in one transaction: the `runs` row and all its `run_items` appear
 together or not at all, and scoring the same run id again replaces it (idempotent).
@@ -109,14 +109,3 @@ def list_run_items(store: Store, run_id: str, *, limit: int | None = None,
         for col in ("contexts", "retrieved_ids", "metrics", "judge"):
             row[col] = _loads(row[col])
     return rows
-
-
-def human_scores(store: Store, run_id: str | None = None) -> list[dict]:
-    """Human 1-5 scores from the `calibration` table (for one run, or all when None), oldest
-    first: query_id, metric, score, annotator, run_id."""
-    sql = "SELECT run_id, query_id, metric, score, annotator, at FROM calibration"
-    params: list[Any] = []
-    if run_id is not None:
-        sql += " WHERE run_id = ? OR run_id IS NULL"
-        params.append(run_id)
-    return store.query(sql + " ORDER BY at, id", params)

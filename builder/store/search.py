@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 from builder.store.db import Store
+from builder.text.language import HAN
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 
@@ -84,7 +85,7 @@ def phrase_in_kb(store: Store, phrase: str) -> bool:
     return bool(query) and _matches(store, query)
 
 
-_CJK_BIGRAM = re.compile(r"^[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]{2}$")
+_CJK_BIGRAM = re.compile(f"^[{HAN}]{{2}}$")
 
 
 def absent_terms(store: Store, words: list[str]) -> list[str]:

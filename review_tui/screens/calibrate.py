@@ -14,7 +14,7 @@ from textual.screen import Screen
 from textual.widgets import Static
 
 from builder.store import Store
-from builder.store import review as rs
+from builder.store import calibration
 from review_tui.safe_text import visible
 from review_tui.widgets.footer import KeyFooter
 
@@ -38,7 +38,7 @@ class CalibrationScreen(Screen):
         self.annotator = annotator
         self.writer = writer
         self.run_id = run_id
-        self.items = rs.calibration_queue(store, annotator, run_id)
+        self.items = calibration.calibration_queue(store, annotator, run_id)
         self.index = 0
         self.metric = 0
 
@@ -81,7 +81,7 @@ class CalibrationScreen(Screen):
             body.append(visible(item["reference"]) + "\n\n")
             body.append("Your scores ", "bold underline")
             body.append(f"({SCALE})\n", "dim")
-            for i, metric in enumerate(rs.CALIBRATION_METRICS):
+            for i, metric in enumerate(calibration.CALIBRATION_METRICS):
                 score = item["scores"].get(metric)
                 marker = "▶ " if i == self.metric else "  "
                 body.append(marker + f"{metric}: ", "bold" if i == self.metric else "")
@@ -95,15 +95,15 @@ class CalibrationScreen(Screen):
         if item is None:
             self.app.bell()
             return
-        metric = rs.CALIBRATION_METRICS[self.metric]
+        metric = calibration.CALIBRATION_METRICS[self.metric]
         item["scores"][metric] = score
         future = asyncio.wrap_future(self.writer.submit(
-            rs.record_calibration, run_id=item["run_id"], query_id=item["query_id"],
+            calibration.record_calibration, run_id=item["run_id"], query_id=item["query_id"],
             metric=metric, score=score, annotator=self.annotator))
         future.add_done_callback(self._written)
-        if self.metric + 1 < len(rs.CALIBRATION_METRICS):
+        if self.metric + 1 < len(calibration.CALIBRATION_METRICS):
             self.metric += 1
-        elif all(item["scores"].get(m) for m in rs.CALIBRATION_METRICS):
+        elif all(item["scores"].get(m) for m in calibration.CALIBRATION_METRICS):
             self.metric = 0
             self.index = min(self.index + 1, len(self.items))
         self.render_item()
@@ -114,7 +114,7 @@ class CalibrationScreen(Screen):
                             markup=False)
 
     def action_switch_metric(self) -> None:
-        self.metric = (self.metric + 1) % len(rs.CALIBRATION_METRICS)
+        self.metric = (self.metric + 1) % len(calibration.CALIBRATION_METRICS)
         self.render_item()
 
     def action_move(self, delta: int) -> None:

@@ -1,5 +1,5 @@
 """Editing a candidate's question, answer, type and difficulty, with the generated original
-shown beside the edit (the original is never overwritten; see builder/store/review.py).
+shown beside the edit (the original is never overwritten; see builder/store/review_log.py).
 
 TextArea keeps printable keys and ctrl+a/e/k/u/w/x/c/v/z/y for itself, so while a field has
 focus the review keys use modifiers TextArea leaves alone, as priority bindings:
@@ -17,7 +17,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Label, Select, Static, TextArea
 
-from builder.store.review import DIFFICULTIES, TYPES
+from builder.vocabulary import DIFFICULTIES, TYPES
 from review_tui.safe_text import safe_text, visible
 from review_tui.widgets.footer import KeyFooter
 

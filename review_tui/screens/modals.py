@@ -16,8 +16,8 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, OptionList, Select, Static
 from textual.widgets.option_list import Option
 
-from builder.store.review import (DIFFICULTIES, DUPLICATES, REJECT_REASONS, SORTS, STATUSES,
-                                  CandidateFilter)
+from builder.store.review_queue import DUPLICATES, SORTS, CandidateFilter
+from builder.vocabulary import DIFFICULTIES, REJECT_REASONS, STATUSES, VERDICTS
 from review_tui.safe_text import safe_text, visible
 
 REASON_LABELS = {
@@ -179,7 +179,7 @@ class FilterScreen(ModalScreen[CandidateFilter | None]):
             ("difficulty", _options(ch.get("difficulty") or DIFFICULTIES), c.difficulty),
             ("tag", _options(ch.get("tag", [])), c.tag),
             ("document", _options([d[0] for d in docs], [d[1] for d in docs]), c.document_id),
-            ("verdict", _options(ch.get("verdict") or ["passed", "failed", "pending"]),
+            ("verdict", _options(ch.get("verdict") or list(VERDICTS)),
              c.verdict),
         ]
         with Vertical(classes="dialog wide"):

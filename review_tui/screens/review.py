@@ -26,8 +26,8 @@ from textual.widgets import Input
 from textual.worker import WorkerCancelled
 
 from builder.store import Store
-from builder.store import review as rs
-from builder.store.review import CandidateFilter
+from builder.store import review_log, review_queue
+from builder.store.review_queue import CandidateFilter
 from review_tui.screens.edit import EditResult, EditScreen
 from review_tui.screens.help import HelpScreen
 from review_tui.screens.modals import (ConfirmScreen, FilterScreen, Rejection, RejectScreen,
@@ -45,9 +45,9 @@ def compute_refresh(store: Store, f: CandidateFilter, candidate_id: str | None
                     ) -> tuple[int, int | None, dict]:
     """(count, position of candidate_id, progress stats): the heavier reads, run in a thread
     on a connection of their own (`RefreshReader`). Index-only since m004: ~30 ms at 100k."""
-    count = rs.count_candidates(store, f)
-    position = rs.position_of(store, f, candidate_id) if candidate_id else None
-    return count, position, rs.review_stats(store, f)
+    count = review_queue.count_candidates(store, f)
+    position = review_queue.position_of(store, f, candidate_id) if candidate_id else None
+    return count, position, review_queue.review_stats(store, f)
 
 
 class RefreshReader:
@@ -122,7 +122,7 @@ class ReviewScreen(Screen):
         self.stats: dict | None = None
         self._generation = 0
         self._landed: set[str] = set()
-        self._marker = rs.change_marker(store)
+        self._marker = review_queue.change_marker(store)
         self._refresh_worker = None
         self._refresh_timer = None
         self._reader = RefreshReader(db_path)
@@ -155,7 +155,7 @@ class ReviewScreen(Screen):
     def show_candidate(self, candidate_id: str | None) -> None:
         """Make `candidate_id` current and load its detail (one small read)."""
         self.current_id = candidate_id
-        self.current = rs.get_candidate(self.store, candidate_id) if candidate_id else None
+        self.current = review_queue.get_candidate(self.store, candidate_id) if candidate_id else None
         overlay = self.list.overlay.get(candidate_id) if candidate_id else None
         self.query_one("#detail", DetailPane).show(self.current, overlay)
 
@@ -170,9 +170,9 @@ class ReviewScreen(Screen):
         pending row opened; the exact count and progress follow from a background refresh."""
         self.filter = f
         self._generation += 1
-        first = rs.page_candidates(self.store, f, 0, BLOCK)
+        first = review_queue.page_candidates(self.store, f, 0, BLOCK)
         lst = self.list
-        lst.reset(fetch=partial(rs.page_candidates, self.store, f), count=len(first), cursor=0)
+        lst.reset(fetch=partial(review_queue.page_candidates, self.store, f), count=len(first), cursor=0)
         lst.prime(0, first)
         start = lst.find_pending(0, limit=len(first))
         self._show_index(start if start is not None else 0)
@@ -238,7 +238,7 @@ class ReviewScreen(Screen):
                 if index != lst.cursor:
                     lst.move_to(index)
                 return
-        position = rs.position_of(self.store, self.filter, cid)
+        position = review_queue.position_of(self.store, self.filter, cid)
         if position is not None:
             lst.move_to(position)
 
@@ -260,7 +260,7 @@ class ReviewScreen(Screen):
 
     def poll(self) -> None:
         """Cheap change check: refresh only when another connection committed."""
-        marker = rs.change_marker(self.store)
+        marker = review_queue.change_marker(self.store)
         if marker != self._marker:
             self._marker = marker
             self.schedule_refresh()
@@ -294,7 +294,7 @@ class ReviewScreen(Screen):
             return
         self.list.overlay[cid] = DECIDED[action]
         self.list.refresh()
-        future = self._submit(rs.record_decision, cid, self.annotator, action, reason=reason,
+        future = self._submit(review_log.record_decision, cid, self.annotator, action, reason=reason,
                               note=note, on_done=partial(self._decision_landed, cid))
         future.add_done_callback(partial(self._decision_failed, cid))
         self.open_next_pending()
@@ -316,7 +316,7 @@ class ReviewScreen(Screen):
             self._show_index(index)
             return
         row = lst.row(here)
-        cid = rs.next_pending(self.store, self.filter, row["sort_key"] if row else None,
+        cid = review_queue.next_pending(self.store, self.filter, row["sort_key"] if row else None,
                               exclude_ids=list(lst.overlay))
         if cid is None:
             self.app.notify("No pending candidate left in this filter.", markup=False)
@@ -346,7 +346,7 @@ class ReviewScreen(Screen):
             if result is None:
                 return
             if result.edits:
-                self._submit(rs.record_decision, cid, self.annotator, "edit",
+                self._submit(review_log.record_decision, cid, self.annotator, "edit",
                              edits=result.edits, on_done=partial(self._decision_landed, cid))
             if result.then == "accept":
                 self.action_decide("accept")
@@ -365,16 +365,16 @@ class ReviewScreen(Screen):
             if not raw:
                 return
             action, tag = ("untag", raw[1:]) if raw.startswith("-") else ("tag", raw)
-            self._submit(rs.record_decision, cid, self.annotator, action, tag=tag,
+            self._submit(review_log.record_decision, cid, self.annotator, action, tag=tag,
                          on_done=partial(self._decision_landed, cid))
 
-        known = rs.filter_choices(self.store)["tag"]
+        known = review_queue.filter_choices(self.store)["tag"]
         self.app.push_screen(TagScreen(self.current.get("tags", []), known), done)
 
     def action_undo(self) -> None:
-        self._submit(rs.undo_last, self.annotator, on_done=self._undone)
+        self._submit(review_log.undo_last, self.annotator, on_done=self._undone)
 
-    def _undone(self, result: rs.UndoResult | None) -> None:
+    def _undone(self, result: review_log.UndoResult | None) -> None:
         if result is None:
             self.app.notify("Nothing to undo.", markup=False)
             return
@@ -394,7 +394,7 @@ class ReviewScreen(Screen):
 
     def action_bulk(self, action: str) -> None:
         f = self.filter
-        n = rs.count_candidates(self.store, f)
+        n = review_queue.count_candidates(self.store, f)
         if not n:
             self.app.notify("No candidate matches the filter.", markup=False)
             return
@@ -402,7 +402,7 @@ class ReviewScreen(Screen):
         def run(reason=None, note=None, tag=None, verb=action) -> None:
             def confirmed(ok: bool) -> None:
                 if ok:
-                    self._submit(rs.bulk_decide, f, self.annotator, verb, reason=reason,
+                    self._submit(review_log.bulk_decide, f, self.annotator, verb, reason=reason,
                                  note=note, tag=tag, on_done=self._bulk_done)
 
             what = {"accept": "Accept", "reject": f"Reject ({reason})",
@@ -421,7 +421,7 @@ class ReviewScreen(Screen):
                 if raw:
                     verb, tag = ("untag", raw[1:]) if raw.startswith("-") else ("tag", raw)
                     run(tag=tag, verb=verb)
-            self.app.push_screen(TagScreen([], rs.filter_choices(self.store)["tag"],
+            self.app.push_screen(TagScreen([], review_queue.filter_choices(self.store)["tag"],
                                            "Bulk tag"), tagged)
 
     def _bulk_done(self, result: tuple[str, int]) -> None:
@@ -458,10 +458,10 @@ class ReviewScreen(Screen):
             if f is not None:
                 self.apply_filter(f)
 
-        self.app.push_screen(FilterScreen(self.filter, rs.filter_choices(self.store)), done)
+        self.app.push_screen(FilterScreen(self.filter, review_queue.filter_choices(self.store)), done)
 
     def action_cycle_sort(self) -> None:
-        names = list(rs.SORTS)
+        names = list(review_queue.SORTS)
         self.apply_filter(replace(self.filter,
                                   sort=names[(names.index(self.filter.sort) + 1) % len(names)]))
 

@@ -2,7 +2,7 @@
 in blocks from the store, so 100,000 candidates cost what one screenful does.
 
 Rows come from a `fetch(offset, limit, after_key)` callable (the screen binds it to
-`builder.store.review.page_candidates` with the current filter). A block that follows a cached
+`builder.store.review_queue.page_candidates` with the current filter). A block that follows a cached
 block is fetched by keyset (after that block's last sort key), so walking down the list never
 pays a deep OFFSET and rows that changed meanwhile are not skipped. Blocks live in a small LRU
 cache that `reset()` clears. Decisions not yet written show through `overlay` (id -> status).

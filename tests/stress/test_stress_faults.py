@@ -16,7 +16,7 @@ from click.testing import CliRunner
 from builder.cli import golden
 from tests.crash_harness import clean_env, golden_cmd
 from tests.stub_endpoint import StubEndpoint, expected_statuses
-from tests.test_generate_support import build_kb
+from tests.support.scripted_kb import build_kb
 from tests.test_reliability_faults import RATES, check_counts_match, run_with_faults
 
 HIGH = {k: v * 2 for k, v in RATES.items()}  # ~50% of requests faulted

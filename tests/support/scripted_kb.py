@@ -1,4 +1,4 @@
-"""A tiny knowledge base and a scripted "ideal" model for the generation tests (no tests here).
+"""A tiny knowledge base and a scripted "ideal" model for the generation tests.
 
 The KB has what every evolution needs: an old and a new returns policy (temporal), two
 membership tiers with different prices (ambiguous / comparative), shipping facts that bridge
@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import re
 
-from builder.store import Store, utcnow
+from builder.store import Store
+from builder.text.language import HAN_CHAR
+from tests.support.rows import chunk_row, document_row, insert_rows
 
 KB = {
     "returns-2023.md": [
@@ -74,21 +76,17 @@ FACTS = {
 def build_kb(path, kb=KB) -> Store:
     """A migrated store with documents and chunks inserted directly (FTS kept by triggers)."""
     store = Store(path)
-    now = utcnow()
-    with store.write() as db:
-        for doc, chunks in kb.items():
-            text = "\n\n".join(t for _, t, _ in chunks)
-            db["documents"].insert({
-                "id": doc, "path": doc, "title": doc, "format": "markdown",
-                "content_hash": str(hash(text)), "n_chars": len(text), "n_tokens": len(text) // 4,
-                "language": chunks[0][2], "metadata": "{}", "ingested_at": now, "updated_at": now,
-            })
-            for seq, (cid, t, lang) in enumerate(chunks):
-                db["chunks"].insert({
-                    "id": cid, "document_id": doc, "seq": seq, "text": t, "title": doc,
-                    "heading_path": "[]", "n_tokens": len(t) // 4, "language": lang, "metadata": "{}",
-                })
+    docs, chunks = [], []
+    for doc, parts in kb.items():
+        text = "\n\n".join(t for _, t, _ in parts)
+        docs.append(document_row(doc, content_hash=str(hash(text)), n_chars=len(text),
+                                 n_tokens=len(text) // 4, language=parts[0][2], metadata={}))
+        chunks += [chunk_row(cid, doc, t, seq, title=doc, heading_path=[], language=lang,
+                             metadata={}) for seq, (cid, t, lang) in enumerate(parts)]
+    insert_rows(store, "documents", docs)
+    insert_rows(store, "chunks", chunks)
     return store
+
 
 _TEXT_TO_CHUNK = {t: cid for chunks in KB.values() for cid, t, _ in chunks}
 
@@ -96,7 +94,7 @@ def _fact_lines(text: str) -> list[str]:
     return [re.sub(r"^\d+\.\s*", "", line) for line in text.splitlines() if line.strip()]
 
 def _is_zh(text: str) -> bool:
-    return bool(re.search(r"[\u4e00-\u9fff]", text))
+    return bool(HAN_CHAR.search(text))
 
 def ideal(name: str, v, role: str):
     """A model that does each job right: grounded facts, sensible phrasings, honest verdicts."""

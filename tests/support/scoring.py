@@ -1,5 +1,5 @@
-"""Helpers shared by the scoring tests (no tests here): tiny golden/run files, the CLI runner,
-and a scripted judge."""
+"""What the scoring tests share: tiny golden/run files and a scripted judge (the CLI runner is
+the `golden_cli` fixture of tests/conftest.py)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,6 @@ import contextlib
 import json
 from pathlib import Path
 
-import pytest
-
-from builder.cli import main
 from tests.fakes import ScriptedLLM
 
 GOLDEN = [
@@ -34,14 +31,6 @@ RUN = [
 def write_jsonl(path: Path, rows) -> Path:
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     return path
-
-
-def golden_cli(capsys, *args: str) -> tuple[int, str, str]:
-    """Run `golden ARGS` in-process the way the console script does: (exit code, out, err)."""
-    with pytest.raises(SystemExit) as exit_info:
-        main(list(args))
-    captured = capsys.readouterr()
-    return exit_info.value.code, captured.out, captured.err
 
 
 def judge_replies(prompt: str, variables, role: str):

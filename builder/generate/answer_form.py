@@ -1,0 +1,176 @@
+"""Does the reference answer answer the question? Code checks of form, no model involved.
+
+The failure classes these catch were read on public knowledge bases (issue 12):
+
+- `adds_information` -- a tautology: "What is an occasional side project?" -> "An occasional
+  side project, free or paid." The answer must carry content terms (or numbers) the question
+  does not hold, and they must be most of the answer.
+- `not_sentence_copy` -- a vague question answered by restating the whole evidence sentence
+  ("What is the purpose of the welcome kit?" -> the sentence). A single-hop answer is a part of
+  its statement, not all of it; yes/no answers, and statements too short to split, are exempt.
+- `fits_question` -- the kind of answer the question word asks for: "how many/much" a number
+  or amount, "how long" a duration, "when" a time, "who" not a bare number, "why/purpose" not a
+  bare value, a yes/no question an answer that starts with yes or no (and only it).
+- `standalone` -- the question must not point at a document ("this section", "the text
+  above", "esta página"): a user of the RAG system never sees one.
+- `not_an_example` -- a question equal or near-equal (token Jaccard >= 0.7) to a question of
+  a prompt's worked example is the model copying the prompt, whatever words the knowledge base
+  happens to contain (seen: "How much does a pass cost?" on two KBs with no passes).
+
+Question words are listed for English, Spanish, French, German, Portuguese and Italian; for
+other languages the form checks pass (the round trip still runs).
+"""
+
+from __future__ import annotations
+
+import re
+
+from builder.generate.roundtrip import polarity
+from builder.generate.terms import dates, key_terms, numbers, tokens
+
+# (pattern at the question's start or after an opening mark, kind of answer expected)
+_ASKS = [
+    (r"how (many|much)|cu[aá]nt[oa]s?|combien|wie (viele?|viel)|quant[oa]s?|quant[ei]", "amount"),
+    (r"how long|for how long|how often|cu[aá]nto tiempo|combien de temps|wie lange|quanto tempo",
+     "duration"),
+    (r"when|what time|what date|by when|cu[aá]ndo|quand|wann|quando", "time"),
+    (r"who|whom|qui[eé]n(es)?|qui|wer|wem|quem|chi", "who"),
+    (r"why|what is the purpose|what's the purpose|por qu[eé]|para qu[eé]|pourquoi|warum|wozu|"
+     r"porque|perch[eé]", "reason"),
+]
+_ASK_RES = [(re.compile(rf"^\W*(?:{p})\b", re.I), kind) for p, kind in _ASKS]
+_YES_NO = re.compile(
+    r"^\W*(is|are|was|were|do|does|did|can|could|will|would|should|has|have|had|may|must|"
+    r"est-ce|peut-on|puis-je|ist|sind|kann|können|darf|muss|gibt es|hat|haben)\b", re.I)
+_AMOUNT_WORDS = frozenset(
+    """no none zero one two three four five six seven eight nine ten eleven twelve twenty thirty
+    hundred thousand unlimited free half all every ningún ninguno ninguna uno una dos tres cuatro
+    cinco seis siete ocho nueve diez ilimitado gratis gratuito mitad todos aucun un une deux trois
+    quatre cinq six sept huit neuf dix illimité gratuit moitié tous kein keine eins zwei drei vier
+    fünf sechs sieben acht neun zehn unbegrenzt kostenlos hälfte alle nenhum dois três quatro
+    cinco ilimitado grátis metade nessuno due tre quattro cinque illimitato gratuito metà tutti""".split())
+_TIME_WORDS = frozenset(
+    """before after during within until by on at every each daily weekly monthly yearly annually
+    once immediately when while morning afternoon evening night day days week weeks month months
+    year years hour hours minute minutes today tomorrow start end first last next antes después
+    durante dentro hasta cuando cada diario semanal mensual anual inmediatamente día días semana
+    semanas mes meses año años hora horas avant après pendant jusqu'à chaque quotidien jour jours
+    semaine mois an ans année heure heures vor nach während innerhalb bis jeden täglich
+    wöchentlich monatlich jährlich tag tage woche wochen monat monate jahr jahre stunde stunden
+    depois durante até cada dia dias semana mês meses ano anos prima dopo durante entro fino ogni
+    giorno giorni settimana mese mesi anno anni ora ore""".split())
+_DEICTIC = re.compile(
+    r"\b(this|the above|the following|the previous|the next) (page|section|guide|document|"
+    r"article|chapter|text|passage|table|list|paragraph|example)\b|\bthe text\b|\bthe document\b|"
+    r"\b(esta|este) (página|sección|guía|documento|texto|artículo)\b|\bel texto\b|"
+    r"\b(cette|ce) (page|section|guide|document|texte)\b|\ble texte\b|"
+    r"\b(diese[rsn]?) (seite|abschnitt|anleitung|dokument|text)\b|\bder text\b|"
+    r"\b(esta|este) (página|seção|guia|documento|texto)\b|"
+    r"\b(questa|questo) (pagina|sezione|guida|documento|testo)\b|本文|上文|文中|该段", re.I)
+EXAMPLE_SIMILARITY = 0.7
+SENTENCE_COPY = 0.8        # share of the statement's terms an answer may not reach ...
+SENTENCE_COPY_MIN = 8      # ... when the statement has at least this many terms
+
+
+def asks_for(question: str) -> str | None:
+    """"amount", "duration", "time", "who", "reason", "yes_no" or None (what/which/how...)."""
+    for pattern, kind in _ASK_RES:
+        if pattern.search(question):
+            return kind
+    if _YES_NO.search(question):
+        return "yes_no"
+    return None
+
+
+def _words(text: str) -> set[str]:
+    return {t for t in tokens(text)}
+
+
+def fits_question(question: str, answer: str) -> tuple[bool, str]:
+    kind = asks_for(question)
+    pol = polarity(answer)
+    if kind == "yes_no":
+        return (pol is not None, "" if pol is not None else "a yes/no question answered without yes or no")
+    # "No refund is given" can answer "What happens if ...?"; "Yes" and a bare "No" cannot.
+    if pol is True or pol is False and len(key_terms(strip_polarity(answer))) < 2:
+        return False, "a yes/no answer to a question that is not yes/no"
+    words = _words(answer)
+    has_number = bool(numbers(answer))
+    if kind == "amount":
+        ok = has_number or bool(words & _AMOUNT_WORDS)
+        return ok, "" if ok else "asks how many/much; the answer states no amount"
+    if kind == "duration":
+        ok = has_number or bool(words & _TIME_WORDS) or bool(words & _AMOUNT_WORDS)
+        return ok, "" if ok else "asks how long/often; the answer states no duration"
+    if kind == "time":
+        ok = has_number or bool(dates(answer)) or bool(words & _TIME_WORDS)
+        return ok, "" if ok else "asks when; the answer states no time"
+    if kind == "who":
+        ok = bool(key_terms(answer) - set(numbers(answer)))
+        return ok, "" if ok else "asks who; the answer is a bare value"
+    if kind == "reason":
+        bare = has_number and len(key_terms(answer)) <= 3
+        return not bare, "asks why/for what purpose; the answer is a bare value" if bare else ""
+    return True, ""
+
+
+def adds_information(question: str, answer: str) -> tuple[bool, str]:
+    """Most of the answer must be new against the question: content terms or numbers."""
+    a_terms = key_terms(strip_polarity(answer))
+    a_nums = numbers(answer)
+    if not a_terms and not a_nums:
+        return (polarity(answer) is not None, "" if polarity(answer) is not None else "empty answer")
+    q_terms = key_terms(question)
+    new = (a_terms - q_terms) | (a_nums - numbers(question))
+    share = len(new) / max(len(a_terms | a_nums), 1)
+    if not new:
+        return False, "the answer only repeats the question"
+    if share < 0.5 and len(new) < 3:
+        return False, f"only {share:.0%} of the answer is not in the question"
+    return True, ""
+
+
+def strip_polarity(answer: str) -> str:
+    if polarity(answer) is None:
+        return answer
+    m = re.match(r"^\W*\w+\W*", answer)
+    return answer[m.end():] if m else answer
+
+
+def not_sentence_copy(question: str, answer: str, statement: str) -> tuple[bool, str]:
+    if asks_for(question) == "yes_no" or polarity(answer) is not None:
+        return True, ""
+    s_terms = key_terms(statement)
+    if len(s_terms) < SENTENCE_COPY_MIN:
+        return True, ""
+    covered = len(key_terms(answer) & s_terms) / len(s_terms)
+    if covered >= SENTENCE_COPY:
+        return False, f"the answer restates {covered:.0%} of its statement instead of answering"
+    return True, ""
+
+
+def standalone(question: str) -> tuple[bool, str]:
+    m = _DEICTIC.search(question)
+    return (m is None, f"points at a document: {m.group(0)!r}" if m else "")
+
+
+def _token_set(text: str) -> set[str]:
+    return {t for t in tokens(text) if t}
+
+
+def example_questions(prompt_text: str) -> list[str]:
+    """The questions inside a prompt's worked examples: JSON `"question": "..."` values,
+    `Question: ...` lines and quoted questions ending in '?'."""
+    found = re.findall(r'"question"\s*:\s*"([^"]+)"', prompt_text)
+    found += re.findall(r"^Question:\s*(.+\?)\s*$", prompt_text, re.M)
+    found += re.findall(r'"([^"\n]{8,}\?)"', prompt_text)
+    return list(dict.fromkeys(q.strip() for q in found))
+
+
+def not_an_example(question: str, examples: list[str]) -> tuple[bool, str]:
+    mine = _token_set(question)
+    for ex in examples:
+        theirs = _token_set(ex)
+        if mine and theirs and len(mine & theirs) / len(mine | theirs) >= EXAMPLE_SIMILARITY:
+            return False, f"copies the prompt's example question {ex!r}"
+    return True, ""

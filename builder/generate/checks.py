@@ -1,0 +1,369 @@
+"""Stage 5, first half: the deterministic checks every candidate must pass before any LLM
+verifier sees it. Each check is a small function named after the check it records; `CHECKS`
+is the table that says which candidate types each one applies to, in the order they run.
+
+A check function takes the `Subject` (the candidate with its facts, cited chunks and the worked
+examples of the prompts that wrote it) and returns `(passed, reason)`, or None when it has
+nothing to say about this candidate (a value check on an answer with no value). Every check
+that runs gates: one failure rejects the candidate, and the verifier is never asked.
+
+The checks (`ANY` type unless named):
+- `evidence_in_chunk`: every evidence quote occurs in its chunk (tolerant match, spans.py);
+- `no_context_phrases`: no "according to the text"-style phrases (English and Chinese);
+- `length`: question and answer within their limits (longer answers for the reasoning kinds);
+- `language`: the question is written in the chunk's language (`builder.text.language`, the
+  rule ingest labelled the chunk with; every language alike);
+- unanswerable: `kb_does_not_answer` (`absence.chunk_answering`: no FTS5 top-5 chunk of the
+  WHOLE KB contains all the question's content terms, a numbered name like "Trailhead 4"
+  counting as one phrase). An unanswerable item has no evidence, so the checks below skip it;
+- `numbers_grounded`: numbers and dates in the answer appear in the evidence or the question
+  (or follow from two evidence numbers by one arithmetic step, for computed answers);
+- `answer_supported`: at least half of the answer's content terms occur in evidence/question;
+- `answer_not_in_question` (for a yes/no question, only a value of the answer stated in the
+  question counts: "Is pickup free?" / "Pickup is free at all stores." is fine);
+- `no_example_words`: the question uses no word of the writing prompt's worked example that the
+  KB never mentions (a small model copying the example); the examples are the sections each
+  prompt file marks `--- system example`;
+- single_hop asking for a value: `names_subject` (the question names the table row, or one of
+  the fact's entities: "What is the shipping cost in the US?" for Express's $18.95 has two
+  answers);
+- multi_hop: `hops_needed` (no cited chunk holds both the answer terms and most of the question
+  terms) and `bridge_not_named`; temporal: `uses_newer_value`; comparative:
+  `states_both_values`; ambiguous: `names_both_readings` and `question_underspecified`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from builder.store.search import absent_terms, phrase_share
+from builder.text.language import detect_language
+from builder.vocabulary import TYPES
+
+from builder.generate import answer_form
+from builder.generate.absence import chunk_answering, off_domain
+from builder.generate.spans import locate_span
+from builder.generate.terms import (
+    STOPWORDS, answer_target, arithmetic_closure, dates, key_terms, numbers, table_fact, tokens,
+    without_dates,
+)
+
+CONTEXT_PHRASES = re.compile(
+    r"\b(according to|based on|as (stated|mentioned|described) in|in|from) the (given |provided |above |"
+    r"following )?(text|context|passage|document|article|excerpt|snippet|fact|facts|statement)s?\b"
+    r"|\bthe (text|passage|context|document) (says|states|mentions)\b"
+    r"|\b(mentioned|stated) (above|earlier)\b"
+    r"|根据(上下文|文本|上文|段落|文章|材料|文档|以上|资料)|文中|上文|本文|该段|段落中|材料中"
+    r"|\b(según|de acuerdo con) (el|la|los|las) (texto|contexto|pasaje|documento|fragmento)s?\b"
+    r"|\b(selon|d'après) (le|la|les) (texte|contexte|passage|document|extrait)s?\b"
+    r"|\b(laut|gemäß) (dem|der|den) (text|kontext|abschnitt|dokument)\b"
+    r"|\b(segundo|de acordo com) (o|a|os|as) (texto|contexto|trecho|documento)s?\b"
+    r"|\b(secondo|in base al) (il |la )?(testo|contesto|passaggio|documento)\b", re.I)
+YES_NO = re.compile(r"^(is|are|was|were|do|does|did|can|could|will|would|should|has|have|had|"
+                    r"may|must)\b", re.I)
+MAX_QUESTION = 300
+MAX_ANSWER = {"reasoning": 600, "ambiguous": 600, "temporal": 500, "comparative": 500}
+
+
+def check(name: str, passed: bool | None, reason: str = "", *, source: str = "code",
+          model: str | None = None, gate: bool = True) -> dict:
+    """One recorded check, as stored in `candidates.verification` (code and LLM checks alike)."""
+    return {"check": name, "passed": passed, "reason": reason, "source": source, "model": model,
+            "gate": gate}
+
+
+@dataclass
+class Subject:
+    """One candidate under check: `facts` in hop order, `chunks` by id (its cited and evidence
+    chunks), `example_text` the worked examples of the prompts that wrote it."""
+
+    store: object
+    cand: dict
+    facts: list[dict]
+    chunks: dict[str, dict]
+    example_text: str = ""
+    q: str = field(init=False)
+    a: str = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.q, self.a = self.cand["question"], self.cand["answer"]
+
+    @cached_property
+    def evidence(self) -> list[dict]:
+        return self.cand.get("evidence") or []
+
+    @cached_property
+    def evidence_text(self) -> str:
+        return " ".join(e["quote"] for e in self.evidence)
+
+    @cached_property
+    def answer_terms(self) -> set[str]:
+        return key_terms(self.a)
+
+
+Result = tuple[bool, str] | None
+
+
+def evidence_in_chunk(s: Subject) -> Result:
+    missing = [e["quote"][:60] for e in s.evidence
+               if e["chunk_id"] not in s.chunks
+               or locate_span(s.chunks[e["chunk_id"]]["text"], e["quote"]) is None]
+    return not missing, f"evidence not found in its chunk: {missing[0]!r}" if missing else ""
+
+
+def no_context_phrases(s: Subject) -> Result:
+    bad = CONTEXT_PHRASES.search(s.q) or CONTEXT_PHRASES.search(s.a)
+    return bad is None, f"refers to its source: {bad.group(0)!r}" if bad else ""
+
+
+def length(s: Subject) -> Result:
+    ok = 4 <= len(s.q) <= MAX_QUESTION and 1 <= len(s.a) <= MAX_ANSWER.get(s.cand["type"], 400)
+    return ok, "" if ok else f"question {len(s.q)} chars, answer {len(s.a)} chars"
+
+
+def language(s: Subject) -> Result:
+    want = (s.cand.get("language") or "en").split("-")[0]
+    got = detect_language(s.q)
+    return got == want, "" if got == want else f"question is in {got}, chunk is {want}"
+
+
+def in_domain(s: Subject) -> Result:
+    """An unanswerable question a user of this KB would ask: in the KB's vocabulary (absence.py)."""
+    why = off_domain(s.store, s.q)
+    return why is None, why or ""
+
+
+def kb_does_not_answer(s: Subject) -> Result:
+    hit = chunk_answering(s.store, s.q)
+    return hit is None, f"chunk {hit['id']} contains every term of the question" if hit else ""
+
+
+def numbers_grounded(s: Subject) -> Result:
+    allowed = arithmetic_closure(numbers(s.evidence_text) | numbers(s.q))
+    stray = sorted(numbers(s.a) - allowed)
+    stray += sorted(set(dates(s.a)) - set(dates(s.evidence_text)) - set(dates(s.q)))
+    return not stray, f"answer states {', '.join(stray)} which no evidence states" if stray else ""
+
+
+def answer_supported(s: Subject) -> Result:
+    terms = s.answer_terms
+    share = len(terms & (key_terms(s.evidence_text) | key_terms(s.q))) / len(terms) if terms else 1.0
+    ok = share >= 0.5
+    return ok, "" if ok else f"only {share:.0%} of the answer's terms are in the evidence"
+
+
+def answer_not_in_question(s: Subject) -> Result:
+    if YES_NO.match(s.q):  # "Is pickup free?" / "Pickup is free.": only a stated value leaks
+        inside = bool(numbers(s.a)) and numbers(s.a) <= numbers(s.q)
+    else:
+        a = s.a.strip()
+        inside = bool(s.answer_terms) and (s.answer_terms <= key_terms(s.q) or
+                                           (len(a) >= 3 and a.casefold() in s.q.casefold()))
+    return not inside, "the question contains its answer" if inside else ""
+
+
+def answer_adds_information(s: Subject) -> Result:
+    """Not a tautology: most of the answer is not already in the question (answer_form.py)."""
+    return answer_form.adds_information(s.q, s.a)
+
+
+def answer_in_evidence(s: Subject) -> Result:
+    """A single-hop answer is stated by its evidence: 80% of its terms and all its numbers
+    (the question's words do not count: they may come from the section heading)."""
+    terms = key_terms(answer_form.strip_polarity(s.a)) - key_terms(s.q)
+    if not terms:
+        return None
+    share = len(terms & key_terms(s.evidence_text)) / len(terms)
+    return share >= 0.8, "" if share >= 0.8 else f"only {share:.0%} of the answer is in its evidence"
+
+
+def answer_fits_question(s: Subject) -> Result:
+    """The answer is the kind the question asks for: an amount, a time, a yes/no ..."""
+    return answer_form.fits_question(s.q, s.a)
+
+
+def not_sentence_copy(s: Subject) -> Result:
+    """A single-hop answer is a part of its statement, not the whole statement restated."""
+    statement = s.facts[0]["evidence"] if s.facts else s.evidence_text
+    return answer_form.not_sentence_copy(s.q, s.a, statement)
+
+
+def standalone_question(s: Subject) -> Result:
+    """No "this section" / "the text above": users of the RAG system see no document."""
+    return answer_form.standalone(s.q)
+
+
+def not_an_example(s: Subject) -> Result:
+    """Not (nearly) a question of the writing prompt's worked example, whatever the KB holds."""
+    examples = answer_form.example_questions(s.example_text)
+    return answer_form.not_an_example(s.q, examples) if examples else None
+
+
+def no_example_words(s: Subject) -> Result:
+    """Question words (5+ letters) that come from the prompt's worked example and occur nowhere
+    in the KB. Small models copy the example when the facts confuse them (measured: "For how
+    long can I borrow a ... book?" from the library example, asked of a returns policy)."""
+    if not s.example_text:
+        return None
+    example_terms = key_terms(s.example_text)
+    words = [w for w in dict.fromkeys(tokens(s.q))  # 5+ letters: not "long", "cost"
+             if len(w) >= 5 and w not in STOPWORDS and key_terms(w) & example_terms]
+    copied = absent_terms(s.store, words) if words else []
+    return not copied, (f"uses {copied[0]!r} from the prompt's example, which the knowledge "
+                        "base never mentions" if copied else "")
+
+
+def names_subject(s: Subject) -> Result:
+    """Who a value question must name: the row of a table cell, or the entities of a prose fact
+    whose value is the answer ("Express costs $18.95 ..." asked as "What is the shipping cost in
+    the US?" has two answers) -- except names found in a fifth of all chunks or more (the
+    business itself: "Northwind"). No check when the answer is not a value of the fact."""
+    if not s.facts:
+        return None
+    text = s.facts[0]["text"]
+    if cell := table_fact(text):
+        subjects = [cell[0]]
+    elif (target := answer_target(text)) and target.strip() == s.a.strip():
+        subjects = [e for e in s.facts[0].get("entities") or [] if phrase_share(s.store, e) < 0.2]
+    else:
+        return None
+    if not subjects:
+        return None
+    named = any((key_terms(re.sub(r"\(.*?\)", " ", n)) or key_terms(n)) & key_terms(s.q)
+                for n in subjects)
+    return named, "" if named else f"the question does not name {subjects[0]!r}, whose value it asks for"
+
+
+def _cited(s: Subject) -> list[str]:
+    return s.cand.get("chunk_ids") or []
+
+
+def hops_needed(s: Subject) -> Result:
+    """No single cited chunk holds both the answer's terms and most of the question's."""
+    if len(set(_cited(s))) < 2:
+        return False, "cites fewer than two chunks"
+    q_terms = key_terms(s.q)
+    for cid in _cited(s):
+        chunk = s.chunks.get(cid)
+        c_terms = key_terms(chunk["text"] + " " + (chunk.get("title") or "")) if chunk else set()
+        covers_question = len(q_terms & c_terms) / len(q_terms) if q_terms else 1.0
+        if s.answer_terms <= c_terms and covers_question >= 0.7:
+            return False, f"chunk {cid} alone answers it"
+    return True, ""
+
+
+def bridge_not_named(s: Subject) -> Result:
+    """The entity the two facts share (the bridge) is not named in the question."""
+    if len(set(_cited(s))) < 2 or len(s.facts) < 2:
+        return None
+    shared = set(s.facts[0].get("entities") or []) & set(s.facts[1].get("entities") or [])
+    shared = {n for n in shared if key_terms(n)}
+    if not shared:
+        return None
+    named = [n for n in shared if key_terms(n) <= key_terms(s.q)]
+    return not named, f"the question names the bridge {named[0]!r}" if named else ""
+
+
+def uses_newer_value(s: Subject) -> Result:
+    """The answer states the newer fact's value (facts are newest first), not the older one."""
+    if len(s.facts) < 2:
+        return None
+    newer = numbers(without_dates(s.facts[0]["evidence"]))
+    older = numbers(without_dates(s.facts[1]["evidence"]))
+    said = numbers(s.a)
+    if not (newer - older) or (newer - older) & said:
+        return True, ""
+    return False, ("answer uses the older value" if (older - newer) & said else
+                   "answer does not state the current value")
+
+
+def _both_values(s: Subject, computed: bool) -> Result:
+    if len(s.facts) < 2:
+        return None
+    va = numbers(without_dates(s.facts[0]["evidence"]))
+    vb = numbers(without_dates(s.facts[1]["evidence"]))
+    said = numbers(s.a)
+    ok = bool(said & va) and bool(said & vb)
+    if computed and not ok:
+        ok = bool(said & (arithmetic_closure(va | vb) - va - vb))  # "3 days longer"
+    return ok, "" if ok else "answer does not give the value of each side"
+
+
+def states_both_values(s: Subject) -> Result:
+    """A comparison gives each side's value, or a value computed from both."""
+    return _both_values(s, computed=True)
+
+
+def names_both_readings(s: Subject) -> Result:
+    """An ambiguous item's answer gives the value of each reading."""
+    return _both_values(s, computed=False)
+
+
+def names_a_reading(question: str, names: list[str]) -> list[str]:
+    """The readings an ambiguous question names: those whose distinctive words (not shared with
+    the other reading, parenthetical details dropped) all occur in it. "Sleeping bag (20 °F)"
+    next to "Sleeping pad" is named by "How much does a sleeping bag cost?"."""
+    q_terms = key_terms(question)
+    bases = [key_terms(re.sub(r"\(.*?\)", " ", n)) for n in names]
+    named = []
+    for i, name in enumerate(names):
+        others = set().union(*(b for j, b in enumerate(bases) if j != i))
+        own = bases[i] - others
+        if (own and own <= q_terms) or (key_terms(name) and key_terms(name) <= q_terms):
+            named.append(name)
+    return named
+
+
+def question_underspecified(s: Subject) -> Result:
+    """An ambiguous question names neither reading (else it has one reading)."""
+    if len(s.facts) < 2:
+        return None
+    named = names_a_reading(s.q, [(f.get("entities") or [""])[0] for f in s.facts[:2]])
+    return not named, f"the question names {named[0]!r}, so it has one reading" if named else ""
+
+
+ANY = frozenset(TYPES)
+ANSWERABLE = ANY - {"unanswerable"}
+
+CHECKS: tuple[tuple[frozenset[str], Callable[[Subject], Result]], ...] = (
+    (ANY, evidence_in_chunk),
+    (ANY, no_context_phrases),
+    (ANY, length),
+    (ANY, language),
+    (frozenset({"unanswerable"}), in_domain),
+    (frozenset({"unanswerable"}), kb_does_not_answer),
+    (ANSWERABLE, numbers_grounded),
+    (ANSWERABLE, answer_supported),
+    (frozenset({"comparative", "temporal", "ambiguous"}), answer_not_in_question),
+    (frozenset({"single_hop", "reasoning", "multi_hop"}), answer_adds_information),
+    (frozenset({"single_hop"}), answer_in_evidence),
+    (frozenset({"single_hop", "reasoning", "multi_hop"}), answer_fits_question),
+    (frozenset({"single_hop"}), not_sentence_copy),
+    (ANY, standalone_question),
+    (ANY, not_an_example),
+    (ANY, no_example_words),
+    (frozenset({"single_hop"}), names_subject),
+    (frozenset({"multi_hop"}), hops_needed),
+    (frozenset({"multi_hop"}), bridge_not_named),
+    (frozenset({"temporal"}), uses_newer_value),
+    (frozenset({"comparative"}), states_both_values),
+    (frozenset({"ambiguous"}), names_both_readings),
+    (frozenset({"ambiguous"}), question_underspecified),
+)
+"""(types it applies to, check), in the order the checks run and are recorded."""
+
+
+def code_checks(store, cand: dict, facts: list[dict], chunks: dict[str, dict],
+                example_text: str = "") -> list[dict]:
+    """The checks of `CHECKS` that apply to the candidate's type and have something to say, in
+    table order. `facts` are its facts in hop order; `example_text` the worked examples of the
+    prompts that wrote it (for `no_example_words`)."""
+    subject = Subject(store, cand, facts, chunks, example_text)
+    out = []
+    for types, run in CHECKS:
+        if cand["type"] in types and (result := run(subject)) is not None:
+            out.append(check(run.__name__, *result))
+    return out

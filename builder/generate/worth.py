@@ -1,0 +1,179 @@
+"""Which statements are worth a single-hop question, and which phrase of each is the answer.
+
+Not every sentence of a knowledge base is a fact worth asking about. Measured on three public
+knowledge bases (an HR handbook, a library's documentation, a Spanish product manual): of 48
+verified items of the earlier pipeline, 3 were correct, and most of the rest came from
+statements with nothing specific to ask ("The health and wellbeing of our employees is a
+priority.", "This page lists some common problems ...", "Here's a guide that covers ...") or
+from answers the model chose as "the whole sentence". So code decides, before any call:
+
+- **worthy**: the statement says something specific and checkable: a value (number, price,
+  duration, date, time), a named thing (a product, tool, setting, code name), a defined term
+  with content beyond the term, or a rule (a modal or condition: must, can, only, within, if).
+  Not worthy: statements about the document itself ("this page", "see", "for more
+  information"), statements that open with a pronoun that needs the previous sentence
+  ("It", "This", "They"), link-only or mostly-link statements, and statements with none of the
+  specific kinds above. Each rejection keeps its reason (the summary counts them).
+- **answer**: the phrase the question must ask for, chosen by code when it can be: the value
+  (`terms.answer_target`), the description of a labelled list item ("**Adopts**: actively
+  learns ..." -> "actively learns ..."), the complement of a definition ("X is a one-time
+  purchase that ..." -> "a one-time purchase that ..."), a code name (`httpx.Client`), or a
+  named thing that is not the statement's own subject. When none applies the question writer
+  chooses, and the checks hold its choice to a short phrase of the statement.
+- **priority**: code-chosen answers first (values, then labels, definitions and names), then
+  statements whose answer the model must choose.
+
+Languages: the cue words below cover English, Spanish, French, German, Portuguese and
+Italian; Chinese and Japanese statements rely on values and names. Data, not prose: extend
+the lists for another language.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from builder.generate.terms import answer_target, key_terms, numbers
+
+# Statements about the document, not about the subject.
+META = re.compile(
+    r"\b(this|the following|the next|the previous) (page|section|guide|document|article|chapter|"
+    r"table|list|part)\b|\bhere(?:'s| is| are)\b|\bsee (?:the |our |also )?\b|"
+    r"\b(for|more|further) (more |further )?(information|details)\b|\blearn more\b|\bread more\b|"
+    r"\bfind out more\b|\bclick here\b|\bvisit (the|our)\b|"
+    r"\b(below|above)[.:]?$|"
+    r"\b(esta|este) (página|sección|guía|documento|artículo)\b|\bpara más (información|detalles)\b|"
+    r"\bconsult[ae]\b|\bmás información\b|"
+    r"\b(cette|ce) (page|section|guide|document|article)\b|\bpour plus d'informations\b|"
+    r"\b(diese[rs]?) (seite|abschnitt|anleitung|dokument)\b|\bweitere informationen\b|"
+    r"\b(esta|este) (página|seção|guia)\b|\bmais informações\b|"
+    r"\b(questa|questo) (pagina|sezione|guida)\b|\bper maggiori informazioni\b", re.I)
+# A first word that needs the sentence before it to mean anything.
+NEEDS_ANTECEDENT = frozenset(
+    """it this that these those they them he she its their such
+    esto este esta estos estas eso esa esos esas ello ellos ellas
+    cela ceci ça il ils elle elles ce ces
+    es dies diese dieser dieses das sie er
+    isso isto esse essa eles elas
+    ciò questo questa questi quelle esso essa""".split())
+# Rules and conditions: a statement that says what may, must or will happen, or when.
+RULE = re.compile(
+    r"\b(must|may|can|cannot|can't|should|shall|will|won't|need(s)? to|required|entitled|"
+    r"eligible|allowed|only|unless|if|within|before|after|until|up to|at least|at most|"
+    r"maximum|minimum|default(s)?|by default|always|never|every|each)\b|"
+    r"\b(debe[sn]?|puede[sn]?|podrá[sn]?|necesita[sn]?|requiere[sn]?|solo|sólo|si|antes|después|"
+    r"hasta|al menos|como máximo|máximo|mínimo|por defecto|siempre|nunca|cada)\b|"
+    r"\b(doit|doivent|peut|peuvent|seulement|uniquement|avant|après|jusqu'à|au moins|maximum|"
+    r"minimum|par défaut|toujours|jamais|chaque)\b|"
+    r"\b(muss|müssen|kann|können|darf|nur|wenn|vor|nach|bis|mindestens|höchstens|standardmäßig|"
+    r"immer|nie|jede[rs]?)\b|"
+    r"\b(deve|devem|pode|podem|apenas|somente|antes|depois|até|pelo menos|no máximo|padrão|"
+    r"sempre|nunca|cada)\b|"
+    r"\b(deve|devono|può|possono|solo|prima|dopo|fino a|almeno|al massimo|predefinito|sempre|"
+    r"mai|ogni)\b", re.I)
+# "X is/are/means Y": a definition whose complement can be the answer.
+DEFINITION = re.compile(
+    r"^(?P<term>[^,;:]{2,60}?)\s+(?:is|are|means|refers to|stands for|es|son|significa|est|sont|"
+    r"signifie|ist|sind|bedeutet|é|são|è|sono)\s+(?P<rest>.{12,})$", re.I)
+LABELLED = re.compile(r"^\*\*(?P<label>[^*]{1,60})\*\*\s*[:：—–-]\s*(?P<rest>\S.*)$", re.S)
+CODE = re.compile(r"`([^`\n]{2,60})`")
+_UP = "A-ZÀ-ÖØ-Þ"
+NAME = re.compile(rf"(?<![\w.])([{_UP}][\w.-]*[{_UP}][\w.-]*|[{_UP}]\w+(?:\s+[{_UP}][\w-]+)+)")
+# Admonition and callout markers a docs site puts before a sentence ("!!! note", "[!tip]").
+ADMONITION = re.compile(r"^\s*(?:!!!\s*\w+(?:\s+\"[^\"]*\")?|\[![\w-]+\][+-]?)\s*", re.I)
+# Words a definition's term never starts with: "If HTTPX is unable ..." is a condition.
+_NOT_A_TERM = frozenset(
+    """if when whenever while to for in on at by with as once after before unless although because
+    so then there here you we i si cuando mientras para por en con como antes después aunque
+    porque quand lorsque pour avec comme avant après wenn als für mit wie vor nach se quando
+    para com como antes depois per con come prima dopo""".split())
+LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)|\[\[([^\]|]*\|)?([^\]]*)\]\]|<[a-z]+:[^>\s]+>", re.I)
+
+MIN_WORDS_WITHOUT_VALUE = 6
+MAX_ANSWER_WORDS = 20
+
+
+@dataclass(frozen=True)
+class Worth:
+    worthy: bool
+    reason: str = ""           # why not, when not worthy
+    answer: str | None = None  # the answer phrase code chose, or None: the writer chooses
+    kind: str = ""             # value | label | definition | code | name | rule
+    priority: int = 9          # lower is asked first
+
+    @property
+    def label(self) -> str:
+        return self.kind
+
+
+def _plain_words(text: str) -> list[str]:
+    return [w for w in re.findall(r"\w+", text, re.UNICODE)]
+
+
+def _link_share(text: str, raw: str) -> float:
+    """Share of the statement's plain text that is link labels ("See [the guide](...)" is all
+    link; "Only 1 person can take [adoption leave](...)" is not)."""
+    labels = sum(len(m.group(1) or m.group(3) or m.group(0)) for m in LINK.finditer(raw))
+    return labels / max(len(text), 1)
+
+
+def common_terms(chunks: list[dict], share: float = 0.15) -> frozenset[str]:
+    """Key terms found in at least `share` of the chunks (the product's own name, "httpx",
+    "Obsidian"): never an answer on their own, they answer nothing specific."""
+    if not chunks:
+        return frozenset()
+    counts: dict[str, int] = {}
+    for chunk in chunks:
+        for term in key_terms(chunk["text"]):
+            counts[term] = counts.get(term, 0) + 1
+    return frozenset(t for t, n in counts.items() if n >= share * len(chunks) and n >= 3)
+
+
+def assess(fact: dict, common: frozenset[str] = frozenset()) -> Worth:
+    """Whether `fact` (a facts row: `text`, `evidence`) is worth a single-hop question, and
+    the answer code picks for it; `common` are the KB's everywhere-terms (`common_terms`).
+    Deterministic."""
+    text = ADMONITION.sub("", fact["text"]).strip()
+    raw = ADMONITION.sub("", fact.get("evidence") or text)
+    words = _plain_words(text)
+    if not words:
+        return Worth(False, "empty")
+    if META.search(text):
+        return Worth(False, "about the document, not the subject")
+    if _link_share(text, raw) > 0.6:
+        return Worth(False, "mostly a link")
+    if words[0].casefold() in NEEDS_ANTECEDENT:
+        return Worth(False, f"starts with {words[0]!r}, which needs the sentence before")
+
+    value = answer_target(text)
+    if value and key_terms(value) != key_terms(text):
+        return Worth(True, answer=value, kind="value", priority=0)
+    label = LABELLED.match(raw.strip())
+    if label:
+        rest = " ".join(label.group("rest").split())
+        rest = re.sub(r"\*\*|__|`", "", rest).strip()
+        if len(key_terms(rest)) >= 2 and len(rest.split()) <= MAX_ANSWER_WORDS:
+            return Worth(True, answer=rest.rstrip("."), kind="label", priority=1)
+    definition = DEFINITION.match(text)
+    if definition and len(definition.group("term").split()) <= 6 \
+            and definition.group("term").split()[0].casefold() not in _NOT_A_TERM:
+        rest = definition.group("rest").strip().rstrip(".")
+        if len(key_terms(rest)) >= 3 and len(rest.split()) <= MAX_ANSWER_WORDS \
+                and not key_terms(rest) <= key_terms(definition.group("term")):
+            return Worth(True, answer=rest, kind="definition", priority=1)
+    specific = lambda phrase: bool(key_terms(phrase)) and not key_terms(phrase) <= common  # noqa: E731
+    code = [m.group(1) for m in CODE.finditer(raw) if specific(m.group(1))]
+    if code and len(words) >= 4 and not key_terms(text) <= key_terms(code[0]):
+        return Worth(True, answer=code[0], kind="code", priority=2)
+    if len(words) < MIN_WORDS_WITHOUT_VALUE:
+        return Worth(False, "too short to ask about without a value")
+    # A name in the first part of the statement is usually its subject, not something to ask for.
+    names = [m.group(1) for m in NAME.finditer(text) if m.start() >= 0.4 * len(text)]
+    names = [n for n in names if specific(n) and not key_terms(n) <= key_terms(fact.get("title") or "")]
+    if names:
+        return Worth(True, answer=names[-1], kind="name", priority=2)
+    if RULE.search(text) and len(key_terms(text)) >= 4:
+        return Worth(True, kind="rule", priority=3)
+    if numbers(text):
+        return Worth(True, kind="rule", priority=3)
+    return Worth(False, "states nothing specific: no value, name, definition or rule")

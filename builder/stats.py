@@ -1,0 +1,85 @@
+"""`golden stats`: what the database holds, read across every stage's tables (documents and
+chunks, facts, candidates by verdict and review status, LLM calls by status and failure reason).
+
+It reads ingest, generation, review and LLM tables alike, so it belongs to none of those areas;
+all its SQL is in `builder.store.documents.document_summaries` and `builder.store.stats`.
+Read-only. Document ids, formats, languages and error messages are untrusted text: control
+characters (ESC included) are shown as visible glyphs, never sent to the terminal.
+"""
+
+from __future__ import annotations
+
+import re
+
+import click
+
+from builder.cli import CliContext
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def _visible(value: object) -> str:
+    """Untrusted text for the terminal: control characters (ESC included) become visible."""
+    text = "" if value is None else str(value)
+    return _CONTROL.sub(lambda m: chr(0x2400 + ord(m.group())) if ord(m.group()) < 0x20
+                        else ("\u2421" if m.group() == "\x7f" else "\ufffd"), text)
+
+
+@click.command()
+@click.option("--top", type=int, default=50, show_default=True,
+              help="Documents listed (largest first); 0 lists all.")
+@click.pass_obj
+def stats(obj: CliContext, top: int) -> None:
+    """Show what the database holds: documents, chunks and tokens; facts; candidates by verdict
+    and review status; LLM calls by status with the most frequent errors."""
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    from builder.store.documents import document_summaries
+    from builder.store.stats import pipeline_counts
+
+    store = obj.open_store()
+    try:
+        docs = document_summaries(store)
+        counts = pipeline_counts(store)
+    finally:
+        store.close()
+    console = Console(highlight=False, soft_wrap=False)
+
+    table = Table(title=Text("Documents"), show_footer=True)
+    shown = sorted(docs, key=lambda d: (-d["n_tokens"], d["id"]))
+    if top:
+        shown = shown[:top]
+    total_chunks = sum(d["chunks"] for d in docs)
+    total_tokens = sum(d["n_tokens"] for d in docs)
+    for name, footer, justify in (
+        ("document", f"{len(docs)} documents", "left"), ("format", "", "left"),
+        ("chunks", str(total_chunks), "right"), ("tokens", str(total_tokens), "right"),
+        ("language", "", "left"),
+    ):
+        table.add_column(Text(name), footer=Text(footer), justify=justify,  # type: ignore[arg-type]
+                         overflow="fold")
+    for d in shown:
+        table.add_row(Text(_visible(d["id"])), Text(_visible(d["format"])),
+                      Text(str(d["chunks"])), Text(str(d["n_tokens"])),
+                      Text(_visible(d["language"])))
+    console.print(table)
+    if len(shown) < len(docs):
+        console.print(Text(f"... and {len(docs) - len(shown)} more documents (--top 0 lists all)"))
+
+    def counts_line(label: str, groups: dict[str, int]) -> Text:
+        body = ", ".join(f"{_visible(k)} {n}" for k, n in groups.items()) or "none"
+        return Text(f"{label}: {body}")
+
+    console.print(Text(f"facts: {counts['facts']}"))
+    console.print(counts_line("candidates by verdict", counts["candidates_by_verdict"]))
+    console.print(counts_line("candidates by status", counts["candidates_by_status"]))
+    console.print(counts_line("llm calls by status", counts["llm_calls_by_status"]))
+    if counts["llm_top_errors"]:
+        errors = Table(title=Text("Most frequent LLM errors"))
+        errors.add_column(Text("calls"), justify="right")
+        errors.add_column(Text("error"), overflow="fold")
+        for row in counts["llm_top_errors"]:
+            errors.add_row(Text(str(row["n"])), Text(_visible(row["reason"])))
+        console.print(errors)

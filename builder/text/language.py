@@ -1,0 +1,115 @@
+"""The one language rule: `detect_language(text)` -> an ISO 639-1 code, used by ingest (stored
+per document and chunk), by the generator (which language to write in) and by the verifier
+(is the question in its chunk's language?).
+
+golden only needs to know which language to write and check questions in, so this is a small
+deterministic rule, not a statistical classifier:
+
+1. Script. Han ideographs, kana and hangul are counted among the letters. When they are at
+   least `CJK_SHARE` (a fifth) of the letters -- one CJK character carries about a word, a
+   Latin word about five letters, so a fifth is roughly half the words -- the text is "ko" when
+   hangul is most of them, "ja" when kana are at least a tenth of them (Chinese never writes
+   kana; Japanese sentences always do), else "zh".
+2. Latin script: a stopword profile. Each word that is a frequent function word of English,
+   Spanish, French, German, Portuguese, Italian or Dutch (`PROFILES`) scores for every language
+   listing it; a few letters only one of them uses (ñ ¿ ¡, ã õ, ß ä ö ü) score too. The best
+   language wins when it scores at least `MIN_SCORE` and strictly more than any other.
+3. Anything else -- no letters, a short or ambiguous text ("de", a product name), another
+   script -- is "en", the default.
+
+Long texts are sampled (the first 3,000 characters and 3,000 from the middle) so the cost stays
+flat whatever the document's size.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"  # CJK ideographs (+ extension A, compatibility)
+KANA = "\u3040-\u30ff"                            # hiragana and katakana
+HANGUL = "\u1100-\u11ff\u3130-\u318f\uac00-\ud7af"  # jamo, compatibility jamo, syllables
+HAN_CHAR = re.compile(f"[{HAN}]")
+
+CJK_SHARE = 0.2
+KANA_SHARE = 0.1
+MIN_SCORE = 2
+DEFAULT = "en"
+_SAMPLE = 3000
+
+_SCRIPTS = re.compile(f"([{HAN}])|([{KANA}])|([{HANGUL}])")
+_LETTER = re.compile(r"[^\W\d_]")
+_WORD = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)?")
+
+# Frequent function words and question words of each language. Data, not prose: a word shared
+# by several languages scores for each of them, so only the distinctive ones decide.
+PROFILES: dict[str, frozenset[str]] = {lang: frozenset(words.split()) for lang, words in {
+    "en": """the and of to in is are was were for with on that this it be by as at from or an
+        you your can will not have has what which how when where does do did if within after
+        before there their they we our""",
+    "es": """el la los las de del y en que es son un una por para con se al lo su sus como más
+        pero está están qué cuál cuáles cuánto cuánta cuántos cuántas cuándo dónde cómo puedo
+        puede hay no si desde hasta días usted""",
+    "fr": """le la les de des du et en un une est sont pour dans que qui au aux avec sur par pas
+        ne ce cette il vous votre quel quelle quels quelles combien quand où comment peut puis
+        jours est-ce""",
+    "de": """der die das den dem des und ist sind ein eine einen mit für auf von zu im nicht sie
+        es wie was wann wo welche welcher welches kann können bei nach tage oder auch wird
+        viel""",
+    "pt": """o a os as de do da dos das e em no na nos nas um uma para com por que é são não se
+        ao qual quais quanto quanta quantos quando onde como posso pode dias você""",
+    "it": """il lo la i gli le di del della e è in un una per con che non sono da al alla dei
+        delle si quale quali quanto quanta quando dove come posso può giorni""",
+    "nl": """de het een en van in is zijn op met voor niet dat die te aan om er ook bij wat hoe
+        hoeveel wanneer waar welke kan kunnen dagen je uw u worden wordt""",
+}.items()}
+_LETTER_HINTS = {"ñ": "es", "¿": "es", "¡": "es", "ã": "pt", "õ": "pt", "ß": "de", "ä": "de",
+                 "ö": "de", "ü": "de"}
+
+LANGUAGE_NAMES = {
+    "en": "English", "es": "Spanish (español)", "fr": "French (français)",
+    "de": "German (Deutsch)", "pt": "Portuguese (português)", "it": "Italian (italiano)",
+    "nl": "Dutch (Nederlands)", "zh": "Chinese (simplified, 简体中文)", "ja": "Japanese (日本語)",
+    "ko": "Korean (한국어)",
+}
+
+
+def detect_language(text: str) -> str:
+    """The ISO 639-1 code of `text`'s language by the rule of the module doc ("en" when unsure)."""
+    if len(text) > 2 * _SAMPLE:
+        mid = len(text) // 2
+        text = text[:_SAMPLE] + text[mid:mid + _SAMPLE]
+    if not text.isascii():  # an ASCII text has no CJK letter: skip the script count
+        han = kana = hangul = 0
+        for m in _SCRIPTS.finditer(text):
+            han += m.group(1) is not None
+            kana += m.group(2) is not None
+            hangul += m.group(3) is not None
+        cjk = han + kana + hangul
+        if cjk and cjk >= CJK_SHARE * len(_LETTER.findall(text)):
+            if hangul * 2 > cjk:
+                return "ko"
+            return "ja" if kana >= KANA_SHARE * (han + kana) else "zh"
+    return _latin_language(text)
+
+
+def _latin_language(text: str) -> str:
+    lowered = text.lower()
+    scores: Counter = Counter()
+    for word in _WORD.findall(lowered):
+        for lang, words in PROFILES.items():
+            if word in words:
+                scores[lang] += 1
+    for letter, lang in _LETTER_HINTS.items():
+        if letter in lowered:
+            scores[lang] += lowered.count(letter)
+    ranked = scores.most_common(2)
+    if not ranked or ranked[0][1] < MIN_SCORE or (len(ranked) > 1 and ranked[1][1] == ranked[0][1]):
+        return DEFAULT
+    return ranked[0][0]
+
+
+def language_name(code: str | None) -> str:
+    """How a prompt names the language to write in ("es" -> "Spanish (español)"); an unknown
+    code is given as it is."""
+    return LANGUAGE_NAMES.get((code or DEFAULT).split("-")[0], code or LANGUAGE_NAMES[DEFAULT])

@@ -1,0 +1,38 @@
+"""golden's vocabulary: the question types, difficulties, verdicts, review statuses and reject
+reasons, defined once. The generator writes these values, the store filters and validates
+them, the review UI offers them, export and score group by them, and the benchmarks build rows
+from them; all of them import them from here.
+
+Each is a `Literal` (for pydantic models at the boundaries) and the tuple of its values, in the
+order lists and menus show them. Adding a value here adds it everywhere at once.
+
+The database does not repeat them as CHECK constraints: SQLite adds a CHECK to an existing
+column only by rebuilding the table (copying every candidate, recreating its indexes, FTS index
+and triggers), a long exclusive migration on a large database, and every write already goes
+through `builder.store`, where the review log rejects a value not listed here.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, get_args
+
+QuestionType = Literal["single_hop", "reasoning", "multi_hop", "comparative", "temporal",
+                       "unanswerable", "ambiguous"]
+TYPES: tuple[str, ...] = get_args(QuestionType)
+DEFENSIVE: tuple[str, ...] = ("unanswerable", "ambiguous", "temporal")
+"""The types that test a RAG system's defences: refusing, asking back, preferring the newer."""
+
+Difficulty = Literal["easy", "medium", "hard"]
+DIFFICULTIES: tuple[str, ...] = get_args(Difficulty)
+
+Verdict = Literal["passed", "failed", "pending"]
+VERDICTS: tuple[str, ...] = get_args(Verdict)
+"""Automatic verification: pending until verified, then passed or failed."""
+
+ReviewStatus = Literal["pending", "accepted", "rejected", "skipped"]
+STATUSES: tuple[str, ...] = get_args(ReviewStatus)
+"""Human review: pending until a reviewer decides."""
+
+RejectReason = Literal["wrong_answer", "not_grounded", "ambiguous", "duplicate", "trivial",
+                       "other"]
+REJECT_REASONS: tuple[str, ...] = get_args(RejectReason)

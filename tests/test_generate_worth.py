@@ -1,0 +1,52 @@
+"""Which statements are worth a single-hop question, and the answer code picks for them."""
+
+import pytest
+
+from builder.generate.worth import assess, common_terms
+
+
+def fact(text, evidence=None, title=None):
+    return {"text": text, "evidence": evidence or text, "title": title}
+
+
+@pytest.mark.parametrize("text,kind,answer", [
+    ("We offer 25 days of holiday plus bank holidays each calendar year.", "value", "25 days"),
+    ("The lump sum is the equivalent of three times your basic salary.", "definition",
+     "the equivalent of three times your basic salary"),
+    ("Request your holiday through BreatheHR and wait for approval.", "name", "BreatheHR"),
+    ("TOIL should be agreed with your delivery lead ahead of doing the extra work.", "rule", None),
+    ("La licencia Catalyst es una compra única que te da acceso anticipado a versiones beta.",
+     "definition", "una compra única que te da acceso anticipado a versiones beta"),
+])
+def test_specific_statements_are_worthy_with_the_answer_code_picks(text, kind, answer):
+    w = assess(fact(text))
+    assert w.worthy and w.kind == kind and w.answer == answer
+
+
+def test_a_labelled_rubric_item_is_answered_by_its_description():
+    w = assess(fact("Adopts: actively learns and adopts the technology and tools defined by the team",
+                    "**Adopts**: actively learns and adopts the technology and tools defined by the team"))
+    assert w.worthy and w.kind == "label"
+    assert w.answer == "actively learns and adopts the technology and tools defined by the team"
+
+
+@pytest.mark.parametrize("text,evidence,reason", [
+    ("This page lists some common problems you could encounter.", None, "about the document"),
+    ("Here's a guide that covers how we can support your home working.", None, "about the document"),
+    ("It is safe to upload large files this way.", None, "needs the sentence before"),
+    ("The health and wellbeing of our employees is a priority.", None, "nothing specific"),
+    ("See the payments guide.", "See [the payments guide](https://x.test/payments).", "document"),
+    ("Haz clic en Cambio.", None, "too short"),
+])
+def test_statements_with_nothing_specific_to_ask_are_not_worthy(text, evidence, reason):
+    w = assess(fact(text, evidence))
+    assert not w.worthy and reason in w.reason
+
+
+def test_a_name_used_everywhere_is_never_the_answer():
+    chunks = [{"text": f"httpx page {i} about clients"} for i in range(10)]
+    common = common_terms(chunks)
+    assert "httpx" in common
+    w = assess(fact("By default the client created by `httpx` reads the proxy settings.",
+                    "By default the client created by `httpx` reads the proxy settings."), common)
+    assert w.answer != "httpx"

@@ -1,0 +1,100 @@
+"""Prompt files: the framing the model reads lives in them (`--- list`), worked examples are
+marked sections (`--- system example`), and one rule says which folder a file comes from."""
+
+from __future__ import annotations
+
+import pytest
+
+from builder.errors import InputError
+from builder.generate.context import RunContext
+from builder.generate.models import GenerateOptions
+from builder.generate.verify import _example_lines
+from builder.llm.prompts import load_prompt, load_sentences, parse_prompt
+from tests.fakes import ScriptedLLM
+
+FRAMED = """name: framed
+version: 1
+--- system
+Check the items.
+--- system example
+Sample: "How long is a loan?"
+--- system
+Reply with JSON.
+--- user
+{{passages}}
+
+{{avoid}}
+--- list passages
+<passage number="{{number}}">
+{{text}}
+</passage>
+--- list avoid
+Already asked:
+- {{question}}
+"""
+
+
+def test_lists_are_framed_by_the_file_and_values_stay_data():
+    prompt = parse_prompt(FRAMED, "framed.prompt")
+    messages = prompt.render({
+        "passages": [{"text": "Loans last {{days}} days."}, {"text": "Fines: $1."}],
+        "avoid": [{"question": "A?"}, {"question": "B?"}]})
+    assert messages[1]["content"] == (
+        '<passage number="1">\nLoans last {{days}} days.\n</passage>\n\n'
+        '<passage number="2">\nFines: $1.\n</passage>\n\n'
+        "Already asked:\n- A?\n- B?")
+    # an empty list is nothing at all, heading included; a string is used as it is
+    assert prompt.render({"passages": "as is", "avoid": []})[1]["content"] == "as is\n\n"
+
+
+def test_the_example_is_part_of_the_system_message_and_found_by_its_mark():
+    prompt = parse_prompt(FRAMED, "framed.prompt")
+    system = prompt.render({"passages": [], "avoid": []})[0]["content"]
+    assert system == 'Check the items.\nSample: "How long is a loan?"\nReply with JSON.'
+    assert prompt.examples == ('Sample: "How long is a loan?"',)
+    ctx = RunContext(store=None, llm=ScriptedLLM(lambda *a: {}), options=GenerateOptions(),
+                     prompts={"framed": prompt, "questions": load_prompt("questions")})
+    assert _example_lines(ctx, ("framed",)) == 'Sample: "How long is a loan?"'
+    assert "Library books can be borrowed" in _example_lines(ctx, ("questions", "statements"))
+
+
+def test_every_generation_prompt_marks_its_worked_example():
+    for name in ("questions", "evolve_reasoning", "evolve_multi_hop", "evolve_comparative",
+                 "evolve_temporal", "evolve_unanswerable", "evolve_unanswerable_topics",
+                 "evolve_ambiguous"):
+        assert load_prompt(name).examples, name
+
+
+def test_one_folder_rule_for_prompts_and_sentence_files(tmp_path, monkeypatch):
+    env, cli = tmp_path / "env", tmp_path / "cli"
+    facts = open(load_prompt("facts").source, encoding="utf-8").read()
+    for folder, word in ((env, "env"), (cli, "cli")):
+        folder.mkdir()
+        (folder / "refusals.md").write_text(f"en: Not known ({word}).\n", encoding="utf-8")
+        (folder / "facts.prompt").write_text(facts.replace("version: 1", f"version: {word}"),
+                                             encoding="utf-8")
+    monkeypatch.setenv("GOLDEN_PROMPTS", str(env))
+    assert load_sentences("refusals.md")["en"] == "Not known (env)."
+    assert load_prompt("facts").version == "env"
+    # --prompts wins over GOLDEN_PROMPTS, for prompt and sentence files alike
+    assert load_sentences("refusals.md", str(cli))["en"] == "Not known (cli)."
+    assert load_prompt("facts", str(cli)).version == "cli"
+    # a file the override folder lacks comes from the bundled prompts
+    assert load_sentences("ambiguous.md", str(cli))["en"] == "It depends on which one you mean."
+    assert load_prompt("questions", str(cli)).source.endswith("questions.prompt")
+    assert not load_prompt("questions", str(cli)).source.startswith(str(cli))
+
+
+def test_an_override_list_must_use_fields_the_stage_passes(tmp_path):
+    bundled = open(load_prompt("verify_grounded").source, encoding="utf-8").read()
+    (tmp_path / "verify_grounded.prompt").write_text(
+        bundled.replace("{{text}}", "{{text}} ({{source}})"), encoding="utf-8")
+    with pytest.raises(InputError, match=r"verify_grounded.prompt:\d+: unknown placeholder "
+                                         r"\{\{source\}\}; each of the verify_grounded "
+                                         r"prompt's passages has number, text"):
+        load_prompt("verify_grounded", str(tmp_path))
+    (tmp_path / "verify_grounded.prompt").write_text(
+        bundled[:bundled.index("--- list passages")], encoding="utf-8")
+    with pytest.raises(InputError, match=r"\{\{items\}\} is a list: the prompt needs a "
+                                         r"'--- list items' section"):
+        load_prompt("verify_grounded", str(tmp_path))
