@@ -36,7 +36,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from builder.errors import InputError
-from builder.score.trec import read_qrels, read_trec_run  # noqa: F401  (re-exported)
+from builder.score.trec import read_qrels, read_trec_run, reading  # noqa: F401  (re-exported)
 
 UNANSWERABLE = "unanswerable"
 
@@ -153,25 +153,17 @@ def _lines(path: str | Path) -> Iterator[tuple[int, str]]:
     """Non-blank lines with 1-based numbers; a missing or undecodable file is an InputError
     (naming the line of the first bad byte). A UTF-8 byte-order mark is dropped. Lines end at
     "\n" only, so a U+2028 inside a JSON string does not split its line."""
-    p = Path(path)
-    try:
-        with p.open("rb") as fh:
-            for n, raw in enumerate(fh, 1):
-                if n == 1 and raw.startswith(b"\xef\xbb\xbf"):
-                    raw = raw[3:]
-                try:
-                    line = raw.decode("utf-8")
-                except UnicodeDecodeError as exc:
-                    raise InputError(f"not UTF-8 text ({exc.reason} at byte {exc.start + 1} of "
-                                     "the line)", path=str(path), line=n) from None
-                if line.strip():
-                    yield n, line
-    except FileNotFoundError:
-        raise InputError("file not found", path=str(path)) from None
-    except IsADirectoryError:
-        raise InputError("is a folder, expected a file", path=str(path)) from None
-    except OSError as exc:
-        raise InputError(f"cannot read ({exc.strerror})", path=str(path)) from None
+    with reading(path), Path(path).open("rb") as fh:
+        for n, raw in enumerate(fh, 1):
+            if n == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                raw = raw[3:]
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise InputError(f"not UTF-8 text ({exc.reason} at byte {exc.start + 1} of "
+                                 "the line)", path=str(path), line=n) from None
+            if line.strip():
+                yield n, line
 
 
 def _json_object(text: str, path: str, line: int) -> dict[str, Any]:

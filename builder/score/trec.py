@@ -13,23 +13,32 @@ uses, which is most of what separates golden's end-to-end time from pytrec_eval'
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from builder.errors import InputError
 
 
-def _read_text(path: str | Path) -> str:
-    """The whole file as text, with `_lines`'s errors (a bad byte is named by line). For the
-    TREC readers, which loop over a million short lines: one read and one decode instead of a
-    generator step per line."""
+@contextmanager
+def reading(path: str | Path) -> Iterator[None]:
+    """Turn the OS's errors while reading `path` into one-line InputErrors naming it."""
     try:
-        data = Path(path).read_bytes()
+        yield
     except FileNotFoundError:
         raise InputError("file not found", path=str(path)) from None
     except IsADirectoryError:
         raise InputError("is a folder, expected a file", path=str(path)) from None
     except OSError as exc:
         raise InputError(f"cannot read ({exc.strerror})", path=str(path)) from None
+
+
+def _read_text(path: str | Path) -> str:
+    """The whole file as text, with the JSONL readers' errors (a bad byte is named by line).
+    For the TREC readers, which loop over a million short lines: one read and one decode
+    instead of a generator step per line."""
+    with reading(path):
+        data = Path(path).read_bytes()
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
     try:
