@@ -368,13 +368,14 @@ def print_comparison(result: Mapping[str, Any], console=None, *, limit: int = 20
     shown = set(result["headline_metrics"]) | {"mrr", "map"}
     rows = [r for r in result["metrics"] if r["metric"] in shown or "@" not in r["metric"]]
     table = Table(title=f"Baseline: {visible(labels[0])} (all metrics and intervals: --out "
-                        "compare.md or .html)", title_justify="left", box=box.SIMPLE_HEAD)
+                        "compare.md or .html)", title_justify="left", box=box.SIMPLE_HEAD,
+                  pad_edge=False)
     table.add_column("metric", no_wrap=True, min_width=14)
     for label in labels:
-        table.add_column(Text(visible(label, 24)), justify="right")
+        table.add_column(Text(visible(label, 24)), justify="right", no_wrap=True, min_width=6)
     for label in labels[1:]:
         table.add_column(Text("Δ " + visible(label, 22)), justify="right", no_wrap=True,
-                         min_width=15)
+                         min_width=16)
     for row in rows + result["operations"]:
         cells = []
         for c in row["changes"][1:]:
