@@ -144,9 +144,10 @@ def main() -> None:
     print(f"{'':<28}{'seconds':>10}")
     for k, v in med.items():
         print(f"{k:<28}{v:>10.3f}")
-    print(f"golden / pytrec_eval-terrier: compute {med['golden compute'] / med['pytrec compute']:.2f}x,"
-          f" end to end {med['golden end to end'] / med['pytrec end to end']:.2f}x, end to end "
-          f"with the default save {med['golden end to end + save'] / med['pytrec end to end']:.2f}x"
+    ratio = {k: med[f"golden {k}"] / med[f"pytrec {k}"] for k in ("compute", "end to end")}
+    print(f"golden / pytrec_eval-terrier: compute {ratio['compute']:.2f}x,"
+          f" end to end {ratio['end to end']:.2f}x, end to end with the default save "
+          f"{med['golden end to end + save'] / med['pytrec end to end']:.2f}x"
           " (below 1 = golden faster)")
     print(f"per-query values compared: {len(theirs) * len(PAIRS)}, mismatches: {mismatches}")
     if mismatches:

@@ -95,8 +95,8 @@ def _run_id(golden_path: str, run_path: str) -> str:
 @llm_options(lazy=True)
 @click.pass_obj
 def score(obj, golden_path, run_path, qrels_path, trec_run_path, k_text, judge, outs,
-          fail_under, fail_over, complete, gain, level, dedupe, max_contexts, name, save, prompts_dir,
-          llm_settings):
+          fail_under, fail_over, complete, gain, level, dedupe, max_contexts, name, save,
+          prompts_dir, llm_settings):
     """Score a RAG run against a golden set: retrieval metrics equal to trec_eval's, LLM-judged
     answer metrics, per type and difficulty, with a bad-case list.
 

@@ -218,7 +218,8 @@ def retrieval_misses(judgments: Mapping[str, Mapping[str, int]],
 def _assemble(*, golden_path: str, run_path: str | None, options: ScoreOptions,
               per_query: dict[str, dict[str, Any]], counts: dict[str, int],
               operations: dict[str, Any], judge: dict[str, Any],
-              missing: Mapping[str, str | None], warnings: list[str], misses: dict[str, Any], unknown: list[dict[str, Any]],
+              missing: Mapping[str, str | None], warnings: list[str], misses: dict[str, Any],
+              unknown: list[dict[str, Any]],
               breakdowns: bool = True) -> dict[str, Any]:
     """The report dict in its stable layout; summary and breakdowns derive from per_query."""
     for miss in misses["items"]:
