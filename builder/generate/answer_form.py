@@ -59,6 +59,10 @@ _TIME_WORDS = frozenset(
     wöchentlich monatlich jährlich tag tage woche wochen monat monate jahr jahre stunde stunden
     depois durante até cada dia dias semana mês meses ano anos prima dopo durante entro fino ogni
     giorno giorni settimana mese mesi anno anni ora ore""".split())
+# How a reason or purpose starts ("to keep ...", "because ...", "so that ...").
+_REASON_START = re.compile(
+    r"^\W*(to|for|so|because|since|as|in order|due to|para|por|porque|pour|parce|afin|car|um|"
+    r"damit|weil|da|für|per|perché|affinché)\b", re.I)
 _DEICTIC = re.compile(
     r"\b(this|the above|the following|the previous|the next) (page|section|guide|document|"
     r"article|chapter|text|passage|table|list|paragraph|example)\b|\bthe text\b|\bthe document\b|"
@@ -69,7 +73,8 @@ _DEICTIC = re.compile(
     r"\b(questa|questo) (pagina|sezione|guida|documento|testo)\b|本文|上文|文中|该段", re.I)
 EXAMPLE_SIMILARITY = 0.7
 SENTENCE_COPY = 0.8        # share of the statement's terms an answer may not reach ...
-SENTENCE_COPY_MIN = 8      # ... when the statement has at least this many terms
+SENTENCE_COPY_MIN = 8      # ... when the statement has at least this many terms ...
+SAME_START = 3             # ... and the answer opens with the statement's first words
 
 
 def asks_for(question: str) -> str | None:
@@ -109,8 +114,8 @@ def fits_question(question: str, answer: str) -> tuple[bool, str]:
         ok = bool(key_terms(answer) - set(numbers(answer)))
         return ok, "" if ok else "asks who; the answer is a bare value"
     if kind == "reason":
-        bare = has_number and len(key_terms(answer)) <= 3
-        return not bare, "asks why/for what purpose; the answer is a bare value" if bare else ""
+        ok = bool(_REASON_START.match(answer))
+        return ok, "" if ok else "asks why/for what purpose; the answer gives no reason or purpose"
     return True, ""
 
 
@@ -138,13 +143,19 @@ def strip_polarity(answer: str) -> str:
 
 
 def not_sentence_copy(question: str, answer: str, statement: str) -> tuple[bool, str]:
+    """A restatement covers most of its statement AND starts where the statement starts, with
+    its subject ("What is the purpose of the welcome kit?" -> "The welcome kit is sent ...");
+    a definition's complement or a labelled item's description covers most of its sentence too
+    but leaves the subject out ("What is HTTP/2?" -> "a major new iteration of the HTTP
+    protocol ..."), and is an answer."""
     if asks_for(question) == "yes_no" or polarity(answer) is not None:
         return True, ""
     s_terms = key_terms(statement)
     if len(s_terms) < SENTENCE_COPY_MIN:
         return True, ""
     covered = len(key_terms(answer) & s_terms) / len(s_terms)
-    if covered >= SENTENCE_COPY:
+    same_start = tokens(answer)[:SAME_START] == tokens(statement)[:SAME_START]
+    if covered >= SENTENCE_COPY and same_start:
         return False, f"the answer restates {covered:.0%} of its statement instead of answering"
     return True, ""
 

@@ -39,11 +39,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from builder.store.search import absent_terms, phrase_share
+from builder.store.search import absent_terms, phrase_share, search_chunks
 from builder.text.language import detect_language
 from builder.vocabulary import TYPES
 
-from builder.generate import answer_form
+from builder.generate import answer_form, worth
 from builder.generate.absence import chunk_answering, off_domain
 from builder.generate.spans import locate_span
 from builder.generate.terms import (
@@ -237,6 +237,49 @@ def names_subject(s: Subject) -> Result:
     return named, "" if named else f"the question does not name {subjects[0]!r}, whose value it asks for"
 
 
+_HEADING_LINE = re.compile(r"^[ \t]{0,3}#{1,6}[ \t]+(.+?)[ \t#]*$", re.M)
+
+
+def section_heading(text: str, offset: int) -> str | None:
+    """The last Markdown heading above `offset` in `text` (None when there is none)."""
+    found = None
+    for m in _HEADING_LINE.finditer(text, 0, offset):
+        found = m.group(1)
+    return found
+
+
+def names_section(s: Subject) -> Result:
+    """A rubric entry names its level. When a labelled entry ("**Scope**: ...") recurs under
+    other headings of the knowledge base (levels x dimensions), "What does Scope mean?" has one
+    answer per level: the question must name what tells its heading apart from the others
+    ("Developer 3" against "Developer 1", "Developer 2", ...)."""
+    if not s.facts:
+        return None
+    fact = s.facts[0]
+    label = worth.LABELLED.match((fact.get("evidence") or "").strip())
+    chunk = s.chunks.get(fact["chunk_id"])
+    if not label or not chunk:
+        return None
+    heading = section_heading(chunk["text"], fact.get("evidence_start") or 0)
+    if not heading:
+        return None
+    marker = re.compile(r"\*\*" + re.escape(label.group("label").strip()) + r"\*\*\s*[:：—–-]")
+    others = set()
+    for hit in search_chunks(s.store, label.group("label"), k=30):
+        for m in marker.finditer(hit["text"]):
+            other = section_heading(hit["text"], m.start())
+            if other and other != heading:
+                others.add(other)
+    if not others:
+        return None
+    mine = key_terms(heading)
+    shared = set.intersection(*(key_terms(o) for o in others)) if others else set()
+    distinct = mine - shared
+    named = bool(distinct & key_terms(s.q))
+    return named, "" if named else (f"{label.group('label')!r} recurs under other headings; the "
+                                    f"question does not say it asks about {heading!r}")
+
+
 def _cited(s: Subject) -> list[str]:
     return s.cand.get("chunk_ids") or []
 
@@ -346,6 +389,7 @@ CHECKS: tuple[tuple[frozenset[str], Callable[[Subject], Result]], ...] = (
     (ANY, not_an_example),
     (ANY, no_example_words),
     (frozenset({"single_hop"}), names_subject),
+    (frozenset({"single_hop"}), names_section),
     (frozenset({"multi_hop"}), hops_needed),
     (frozenset({"multi_hop"}), bridge_not_named),
     (frozenset({"temporal"}), uses_newer_value),

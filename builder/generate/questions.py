@@ -1,15 +1,19 @@
-"""Stage 3: single-hop questions, one fact per call.
+"""Stage 3: single-hop questions, one fact per call, written from a cloze.
 
-Code picks the facts (only question-worthy ones, worth.py) and, where it can, the answer too
-(`worth.assess`: a value such as "45 days" or "$60", a table cell, the description of a
-labelled rubric item, a definition's complement, a code name); the LLM only phrases the
-question, and chooses a short answer phrase when code chose none. There is no fallback to "the
-whole fact is the answer": measured on public knowledge bases, that is how vague questions
-with sentence-copy answers were made, and verification rejects them. Measured with the embedded 0.5B on samples/: handed
-three facts per call it copied the facts as "questions" (most items rejected as containing
-their answer); one fact per call with the answer given and three examples gave a usable
-question for 7 of 10 facts at ~2 s per call (the shared prompt prefix is cached by llama.cpp).
-A strong model costs one short call per question, well inside the 3-calls-per-verified budget.
+Code picks the facts (question-worthy ones with an answer code can choose, worth.py: a value
+such as "45 days" or "$60", a table cell, the description of a labelled rubric item, a
+definition's complement, a code name) and the answer. The LLM then sees the statement with the
+answer hidden ("We offer [BLANK] of holiday each year. The hidden part is a duration.") and
+writes the question that asks for it (cloze-to-question, as in Lewis et al., ACL 2019,
+"Unsupervised Question Answering by Cloze Translation").
+
+Why hide the answer: shown the answer, the embedded 0.5B wrote questions that contain it (52
+of 99 rejected single-hop questions on a library's documentation: "How does HTTPX support
+setting up HTTP proxies?" -> "proxy"); a writer that never sees the answer cannot copy it. And
+there is no "the model picks the answer" path and no "the whole fact is the answer" fallback:
+measured on public knowledge bases, that is how vague questions with sentence-copy answers were
+made. Statements with nothing code can pick as an answer get no single-hop question.
+
 Text after the question's first question mark is cut (`candidate.clean_question`).
 Idempotent per (fact, prompt version) through `stage_done('questions', key)`.
 """
@@ -22,10 +26,10 @@ from builder.text.language import language_name
 from builder.generate.candidate import clean_question, make_candidate, stable_id
 from builder.generate.context import RunContext, run_units
 from builder.generate.models import EvolvedQuestion
-from builder.generate.worth import assess
+from builder.generate.worth import answer_kind, assess, blank
 
 STAGE = "questions"
-CHOOSE = "(choose)"
+BLANK = "[BLANK]"
 
 
 def questions_key(ctx: RunContext, fact: dict) -> str:
@@ -45,24 +49,26 @@ async def write_questions(ctx: RunContext, facts: list[dict],
 
     async def one(fact: dict) -> None:
         language = fact.get("chunk_language") or fact.get("language") or "en"
-        target = assess(fact, common).answer
-        result = await ctx.call(STAGE, {
-            "fact": fact["text"], "answer": target or CHOOSE,
-            "title": fact.get("title") or fact["document_id"], "language": language_name(language),
-        }, EvolvedQuestion)
-        if not result.ok:
-            return
-        question = clean_question(result.value.question)
-        answer = target or result.value.answer.strip()
+        w = assess(fact, common)
+        statement = blank(fact["text"], w.answer) if w.answer else None
         rows = []
-        if question and answer and answer.casefold() != CHOOSE:
-            rows.append(make_candidate(
-                ctype="single_hop", question=question, answer=answer, facts=[fact],
-                language=language, model=result.model or model, seed_fact_id=fact["id"],
-                prompts={fact.get("prompt_name") or fact_prompt.name:
-                         fact.get("prompt_version") or fact_prompt.version,
-                         prompt.name: prompt.version},
-            ))
+        if statement is not None:  # the writer never sees the answer, so cannot copy it
+            result = await ctx.call(STAGE, {
+                "fact": statement, "kind": answer_kind(w),
+                "title": fact.get("title") or fact["document_id"],
+                "language": language_name(language),
+            }, EvolvedQuestion)
+            if not result.ok:
+                return
+            question = clean_question(result.value.question)
+            if question and BLANK not in question:
+                rows.append(make_candidate(
+                    ctype="single_hop", question=question, answer=w.answer, facts=[fact],
+                    language=language, model=result.model or model, seed_fact_id=fact["id"],
+                    prompts={fact.get("prompt_name") or fact_prompt.name:
+                             fact.get("prompt_version") or fact_prompt.version,
+                             prompt.name: prompt.version},
+                ))
         cstore.record_candidates(ctx.store, rows, stage=STAGE, key=questions_key(ctx, fact),
                                  info={"fact_ids": [fact["id"]], "generated": len(rows)})
 

@@ -270,7 +270,7 @@ def _single_hop_facts(ctx: RunContext, all_facts: list[dict], pool: list[dict], 
     for cid in by_chunk:  # no fragments ("for store purchases, on the date on the receipt.")
         by_chunk[cid] = sorted((f for f in by_chunk[cid]
                                 if f["id"] not in used and not f["text"][:1].islower()
-                                and worth[f["id"]].worthy),
+                                and worth[f["id"]].answer),
                                key=lambda f: worth[f["id"]].priority)
     for d in docs:
         by_doc[d] = [cid for cid in by_doc[d] if by_chunk[cid]]

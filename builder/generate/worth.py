@@ -33,7 +33,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from builder.generate.terms import answer_target, key_terms, numbers
+from builder.generate.terms import answer_target, dates, key_terms, numbers
 
 # Statements about the document, not about the subject.
 META = re.compile(
@@ -71,10 +71,13 @@ RULE = re.compile(
     r"sempre|nunca|cada)\b|"
     r"\b(deve|devono|può|possono|solo|prima|dopo|fino a|almeno|al massimo|predefinito|sempre|"
     r"mai|ogni)\b", re.I)
-# "X is/are/means Y": a definition whose complement can be the answer.
+# "X is/are/means Y" where Y is a noun phrase (it opens with an article or determiner): a
+# definition whose complement can be the answer. "HTTPX is careful to ..." is not one.
 DEFINITION = re.compile(
     r"^(?P<term>[^,;:]{2,60}?)\s+(?:is|are|means|refers to|stands for|es|son|significa|est|sont|"
-    r"signifie|ist|sind|bedeutet|é|são|è|sono)\s+(?P<rest>.{12,})$", re.I)
+    r"signifie|ist|sind|bedeutet|é|são|è|sono)\s+(?P<rest>(?:a|an|the|one|un|una|unos|unas|el|"
+    r"la|los|las|une|le|les|des|ein|eine|einen|der|die|das|um|uma|o|os|as|uno|il|lo|gli)\s.{8,})$",
+    re.I)
 LABELLED = re.compile(r"^\*\*(?P<label>[^*]{1,60})\*\*\s*[:：—–-]\s*(?P<rest>\S.*)$", re.S)
 CODE = re.compile(r"`([^`\n]{2,60})`")
 _UP = "A-ZÀ-ÖØ-Þ"
@@ -129,6 +132,69 @@ def common_terms(chunks: list[dict], share: float = 0.15) -> frozenset[str]:
     return frozenset(t for t, n in counts.items() if n >= share * len(chunks) and n >= 3)
 
 
+def _inside_a_name(text: str, value: str) -> bool:
+    """"2 support" out of "HTTP/2 support", "3 app" out of "OAuth3 app": a number glued to a
+    name is part of the name, not a value."""
+    at = text.find(value)
+    return at > 0 and (text[at - 1] in "/_-.#" or text[at - 1].isalpha())
+
+
+_UNIT_KINDS = [
+    (re.compile(r"[$€£¥]|\b(usd|eur|gbp|dollars?|euros?|pounds?)\b", re.I), "an amount of money"),
+    (re.compile(r"%"), "a percentage"),
+    (re.compile(r"\b\d{1,2}:\d{2}|\b(a\.m\.|p\.m\.|am|pm|noon|midnight)\b", re.I), "a time of day"),
+    (re.compile(r"\b(seconds?|minutes?|hours?|days?|weeks?|months?|years?|segundos?|minutos?|"
+                r"horas?|días?|semanas?|meses|mes|años?|jours?|semaines?|mois|ans?|années?|"
+                r"tage?n?|wochen?|monate?n?|jahre?n?|dias?|anos?|giorni|settimane|mesi|anni)\b", re.I),
+     "a duration"),
+]
+
+
+def answer_kind(w: Worth) -> str:
+    """What the hidden answer is, in words the question writer can pick a question word from
+    ("a duration" -> "how long"), without showing the answer itself."""
+    if w.kind == "value" and w.answer:
+        if dates(w.answer):
+            return "a date"
+        for pattern, kind in _UNIT_KINDS:
+            if pattern.search(w.answer):
+                return kind
+        return "a number"
+    if w.kind == "code" and w.answer:
+        return _code_kind(w.answer)
+    return {"label": "a description", "definition": "a description",
+            "name": "a name"}.get(w.kind, "a short phrase")
+
+
+def _code_kind(name: str) -> str:
+    """What a code span names, from its shape alone."""
+    plain = name.strip("`\"'")
+    if plain.startswith("-"):
+        return "a command-line option"
+    if plain.endswith(")"):
+        return "a function or method"
+    if re.fullmatch(r"[A-Z][A-Z0-9_]+", plain):
+        return "an environment variable or constant"
+    if re.fullmatch(r"[\w.-]*\.[a-z]{1,5}|\.\w+", plain):
+        return "a file name or an attribute"
+    if re.fullmatch(r"(\w+\.)*[A-Z]\w+", plain):
+        return "a class name"
+    if re.fullmatch(r"[a-z_][a-z0-9_]*", plain):
+        return "a parameter, option or setting name"
+    return "a name from the code"
+
+
+def blank(text: str, answer: str, mark: str = "[BLANK]") -> str | None:
+    """`text` with every occurrence of `answer` replaced by `mark` (case-insensitive, also
+    inside the statement's Markdown-free form); None when the answer is not in it."""
+    head = r"(?<!\w)" if answer[:1].isalnum() else ""
+    tail = r"(?!\w)" if answer[-1:].isalnum() else ""
+    pattern = re.compile(head + re.escape(answer) + tail, re.I)
+    if not pattern.search(text):
+        return None
+    return pattern.sub(mark, text)
+
+
 def assess(fact: dict, common: frozenset[str] = frozenset()) -> Worth:
     """Whether `fact` (a facts row: `text`, `evidence`) is worth a single-hop question, and
     the answer code picks for it; `common` are the KB's everywhere-terms (`common_terms`).
@@ -146,7 +212,7 @@ def assess(fact: dict, common: frozenset[str] = frozenset()) -> Worth:
         return Worth(False, f"starts with {words[0]!r}, which needs the sentence before")
 
     value = answer_target(text)
-    if value and key_terms(value) != key_terms(text):
+    if value and key_terms(value) != key_terms(text) and not _inside_a_name(text, value):
         return Worth(True, answer=value, kind="value", priority=0)
     label = LABELLED.match(raw.strip())
     if label:
@@ -169,7 +235,8 @@ def assess(fact: dict, common: frozenset[str] = frozenset()) -> Worth:
         return Worth(False, "too short to ask about without a value")
     # A name in the first part of the statement is usually its subject, not something to ask for.
     names = [m.group(1) for m in NAME.finditer(text) if m.start() >= 0.4 * len(text)]
-    names = [n for n in names if specific(n) and not key_terms(n) <= key_terms(fact.get("title") or "")]
+    names = [n for n in names if specific(n) and not key_terms(n) <= key_terms(fact.get("title") or "")
+             and not re.fullmatch(r"[A-Z]{2,3}", n)]  # "CA certificate", "SSL context": adjectives
     if names:
         return Worth(True, answer=names[-1], kind="name", priority=2)
     if RULE.search(text) and len(key_terms(text)) >= 4:
