@@ -78,7 +78,8 @@ def parse_thresholds(under: Iterable[str], over: Iterable[str] = (), *,
                 raise InputError(f"{option} {spec.strip()}: {better} is better for {name}; "
                                  f"use {wanted} {name}={value.strip()}")
             if name in JUDGE_METRICS and not judge:
-                raise InputError(f"{option}: {name} needs the judge (drop --no-judge)")
+                raise InputError(f"{option}: {name} needs the judge (JSONL runs with answers, "
+                                 "without --no-judge)")
             out.append(Threshold(name, option, parse_value(value, spec, option)))
     return out
 
