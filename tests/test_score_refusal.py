@@ -190,3 +190,12 @@ def test_plain_records_judged_reported_and_gated_without_a_golden_file():
     gate = parse_thresholds([], ["hallucination_rate=15%"], known=known_metrics(()), judge=True)
     with pytest.raises(JobError, match="hallucination_rate 1.0000 > 0.15"):
         check_gate(report_figures(report), gate)
+
+
+async def test_the_first_progress_line_estimates_the_embedded_model_time():
+    lines: list[str] = []
+    llm = ScriptedLLM(refusing_judge)
+    llm.local = True
+    judge = Judge(llm, progress=JudgeProgress(lines.append))
+    await judge.judge_all([item("a", "The store opened in 1998.")])
+    assert "about 5 LLM calls, roughly 1 min 05 s at ~13 s a call" in lines[0]

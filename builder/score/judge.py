@@ -48,6 +48,10 @@ from builder.llm.types import LLM, BudgetExceeded
 from builder.score.directions import JUDGE_METRICS  # noqa: F401  (re-exported)
 from builder.score.refusal import RefusalCheck, check_refusal
 
+# The embedded 0.5B model's judge calls on a 2-core machine (measured: ~13 s each, one at a
+# time); only the first progress line uses it, later ones extrapolate from the calls so far.
+LOCAL_SECONDS_PER_CALL = 13.0
+
 # What `Judge(metrics=...)` can be limited to (a log without reference answers cannot be judged
 # for correctness; a benchmark may want faithfulness and refusals only).
 ASPECTS = ("refusal", "faithfulness", "answer_relevancy", "correctness", "context_relevance")
@@ -122,10 +126,13 @@ class JudgeProgress:
         self.items = self.items_done = self.calls = self.calls_done = 0
         self.started = self.last = 0.0
 
-    def start(self, items: int, calls: int, model: str, code_refusals: int) -> None:
+    def start(self, items: int, calls: int, model: str, code_refusals: int, *,
+              seconds_per_call: float | None = None) -> None:
         self.items, self.calls = items, calls
         self.started = self.last = self.clock()
-        self.emit(f"judging {items} answers with {model}: about {calls} LLM calls "
+        guess = (f", roughly {_duration(calls * seconds_per_call)} at ~{seconds_per_call:g} s a "
+                 "call" if seconds_per_call else "")
+        self.emit(f"judging {items} answers with {model}: about {calls} LLM calls{guess} "
                   f"(refusal decided by code for {code_refusals} of {items}); progress every "
                   f"{self.every_s:g} s")
 
@@ -206,7 +213,9 @@ class Judge:
         if self.progress is not None:
             checks = [check_refusal(i.answer, self.prompts_dir) for i in items]
             self.progress.start(len(items), sum(map(self.planned_calls, items, checks)),
-                                self.model, sum(c.decided for c in checks))
+                                self.model, sum(c.decided for c in checks),
+                                seconds_per_call=(LOCAL_SECONDS_PER_CALL
+                                                  if getattr(self.llm, "local", False) else None))
 
         async def one(item: JudgeInput) -> JudgeOutcome:
             async with gate:
