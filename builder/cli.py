@@ -4,7 +4,9 @@ Subcommands are imported lazily (only the one you run), so `golden --help` stays
 Textual app is loaded only by `golden review`.
 
 Exit codes: 0 success, 1 the job failed, 2 usage or input error. Errors are one line on stderr,
-never a traceback (set GOLDEN_DEBUG=1 to see one).
+never a traceback (set GOLDEN_DEBUG=1 to see one). That includes storage faults that escape a
+command: an SQLite error is reported against the database (`storage_error`: read-only, disk
+full, I/O error), an OSError against the file it names (an unwritable output folder), exit 1.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import importlib
 import os
 import re
+import sqlite3
 import sys
 from dataclasses import dataclass
 
@@ -63,6 +66,12 @@ def one_line(message: str) -> str:
 
 
 class LazyGroup(click.Group):
+    db_path: str = "golden.db"  # of the command being run, for storage errors
+
+    def invoke(self, ctx: click.Context):  # type: ignore[override]
+        self.db_path = ctx.params.get("db_path") or self.db_path
+        return super().invoke(ctx)
+
     def list_commands(self, ctx: click.Context) -> list[str]:
         return list(COMMANDS)
 
@@ -81,11 +90,14 @@ class LazyGroup(click.Group):
         """
         try:
             rv = super().main(args=args, prog_name=prog_name, standalone_mode=False, **extra)
-        except GoldenError as exc:
+        except (GoldenError, sqlite3.Error, OSError) as exc:
             if os.environ.get("GOLDEN_DEBUG"):
                 raise
-            click.echo(f"golden: error: {one_line(str(exc))}", err=True)
-            sys.exit(exc.exit_code)
+            error = exc if isinstance(exc, GoldenError) else _storage_error(exc, self.db_path)
+            if error is None:
+                raise
+            click.echo(f"golden: error: {one_line(str(error))}", err=True)
+            sys.exit(error.exit_code)
         except click.exceptions.Abort:
             click.echo("golden: aborted", err=True)
             sys.exit(130)
@@ -103,6 +115,12 @@ class LazyGroup(click.Group):
                        "resume", err=True)
             sys.exit(130)
         sys.exit(rv if isinstance(rv, int) else 0)
+
+
+def _storage_error(exc: BaseException, db_path: str) -> GoldenError | None:
+    from builder.store.db import storage_error
+
+    return storage_error(exc, db_path)
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})

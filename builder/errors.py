@@ -9,15 +9,10 @@ from __future__ import annotations
 
 
 class GoldenError(Exception):
-    """Base class: a failure with a message a user can act on."""
+    """Base class: a failure with a message a user can act on, optionally naming the file
+    (and line) it is about: "path:line: message"."""
 
     exit_code = 1
-
-
-class InputError(GoldenError):
-    """Bad input or usage: a file that cannot be read, a malformed line, a bad option."""
-
-    exit_code = 2
 
     def __init__(self, message: str, *, path: str | None = None, line: int | None = None):
         where = ""
@@ -26,6 +21,12 @@ class InputError(GoldenError):
         super().__init__(f"{where}{message}")
         self.path = path
         self.line = line
+
+
+class InputError(GoldenError):
+    """Bad input or usage: a file that cannot be read, a malformed line, a bad option."""
+
+    exit_code = 2
 
 
 class ReviewError(InputError):

@@ -23,10 +23,11 @@ from tests.support.scripted_kb import build_kb
 
 PROPOSALS = [
     "How much does the Gold membership cost per year?",   # answered by chunk m1
-    "Do you offer gift wrapping?",                         # 'gift', 'wrapping' absent
-    "Do you offer gift wrapping?",                         # repeated
+    "Do you gift wrap shipping orders?",                   # 'gift', 'wrap' absent
+    "Do you gift wrap shipping orders?",                   # repeated
     "你们提供礼品包装吗？",                                  # not the KB's main language
-    "Can I pay with Bitcoin? Yes you can.",               # cut after the question mark
+    "Can I pay for shipping with Bitcoin? Yes you can.",  # cut after the question mark
+    "Are you a vegetarian?",                               # off the KB's topics
     "Shipping",                                            # not a question
 ]
 
@@ -46,7 +47,8 @@ def test_screen_reasons(kb_store):
     store = kb_store
     assert screen(store, "How much does the Gold membership cost per year?", "en") == \
         "a chunk contains every term"
-    assert screen(store, "Do you offer gift wrapping?", "en") is None
+    assert screen(store, "Do you gift wrap shipping orders?", "en") is None
+    assert screen(store, "Are you a vegetarian?", "en").startswith("off the knowledge base's topics")
     assert screen(store, "你们提供礼品包装吗？", "en") == "wrong language"
     assert screen(store, "Gift wrapping", "en") == "not a question"
 
@@ -58,8 +60,8 @@ def test_propose_keeps_only_unanswerable_questions(kb_store):
     made = asyncio.run(propose(_ctx(store, llm), chunks, [], want=3))  # no table: topics
     cands = load_candidates(store)
     assert made == 2 == len(cands)
-    assert sorted(c["question"] for c in cands) == ["Can I pay with Bitcoin?",
-                                                     "Do you offer gift wrapping?"]
+    assert sorted(c["question"] for c in cands) == ["Can I pay for shipping with Bitcoin?",
+                                                     "Do you gift wrap shipping orders?"]
     for c in cands:
         assert c["type"] == "unanswerable" and c["chunk_ids"] == [] and c["evidence"] == []
         assert c["answer"].startswith("The knowledge base does not")
@@ -71,15 +73,15 @@ def test_propose_keeps_only_unanswerable_questions(kb_store):
 
 def test_second_attempt_lists_what_was_asked_and_writes_no_repeats(kb_store):
     store = kb_store
-    llm = ScriptedLLM(lambda name, v, role: {"questions": ["Do you offer gift wrapping?",
-                                                           "Is there parking at the stores?"]})
+    llm = ScriptedLLM(lambda name, v, role: {"questions": ["Do you gift wrap shipping orders?",
+                                                           "Is there parking for store returns?"]})
     ctx = _ctx(store, llm)
     chunks = list_chunks(store)
     assert asyncio.run(propose(ctx, chunks, [], want=1)) == 1
     assert asyncio.run(propose(ctx, chunks, [], want=1)) == 1
-    assert "Do you offer gift wrapping?" in llm.calls[1][1]["avoid"]
+    assert "Do you gift wrap shipping orders?" in llm.calls[1][1]["avoid"]
     questions = sorted(c["question"] for c in load_candidates(store))
-    assert questions == ["Do you offer gift wrapping?", "Is there parking at the stores?"]
+    assert questions == ["Do you gift wrap shipping orders?", "Is there parking for store returns?"]
 
 
 def test_outline_lists_titles_and_headings():
@@ -158,7 +160,7 @@ def test_propose_prefers_invented_siblings(tmp_path):
 
     def respond(name, v, role):
         if name == "evolve_unanswerable_topics":  # siblings gave one of two: topics for the rest
-            return {"questions": ["Is there a store café?"]}
+            return {"questions": ["Is there a café in the Seattle store?"]}
         return next(replies)
 
     llm = ScriptedLLM(respond)
@@ -171,7 +173,7 @@ def test_propose_prefers_invented_siblings(tmp_path):
     infos = store.query("SELECT info FROM stage_done WHERE stage = 'unanswerable'")
     assert any("the name only repeats" in i["info"] for i in infos)  # Ballard is listed
     # both groups are done: the next call asks for topic gaps instead
-    llm2 = ScriptedLLM(lambda name, v, role: {"questions": ["Do you sell bicycles?"]})  # new
+    llm2 = ScriptedLLM(lambda name, v, role: {"questions": ["Does the Seattle store sell bicycles?"]})
     assert asyncio.run(propose(_ctx(store, llm2), chunks, facts, want=1)) == 1
     assert [name for name, _, _ in llm2.calls] == ["evolve_unanswerable_topics"]
 
@@ -298,23 +300,19 @@ def test_two_attributes_of_one_table_get_two_different_new_names(tmp_path):
     assert _new_names_asked(store, want=2) == ["Summit Ridge 3", "Trailhead 4"]
 
 
-def test_yes_no_questions_may_restate_their_answer(tmp_path):
+def test_a_yes_no_question_is_answered_yes_or_no_and_adds_information(tmp_path):
     store = build_kb(tmp_path / "g.db", TABLE_KB)
     cand, facts = _cell_candidate(store, "Is the Seattle store at 5410 Ballard Avenue NW?")
-    assert _checks(store, cand, facts)["answer_not_in_question"]["passed"] is False  # the value
+    checks = _checks(store, cand, facts)
+    assert checks["answer_adds_information"]["passed"] is False  # the value is in the question
+    assert checks["answer_fits_question"]["passed"] is False     # and no yes or no
+    cand["answer"] = "Yes, the Seattle store is at 5410 Ballard Avenue NW."
+    assert _checks(store, cand, facts)["answer_fits_question"]["passed"] is True
     cand["question"], cand["answer"] = "Does the Seattle store have an address?", \
-        "The Seattle store has an address."
-    assert _checks(store, cand, facts)["answer_not_in_question"]["passed"] is True
-    cand["question"] = "Where is the Seattle store address?"
-    assert _checks(store, cand, facts)["answer_not_in_question"]["passed"] is False
-
-
-def test_a_claim_with_another_value_is_not_this_answers_claim():
-    from builder.generate.verify import _from_answer
-
-    assert _from_answer("45 days", "45 days")
-    assert not _from_answer("45 days", "7 days")
-    assert not _from_answer("the paper or emailed receipt", "2 hours")
+        "The Seattle store has an address."  # a tautology, with no yes or no either
+    checks = _checks(store, cand, facts)
+    assert checks["answer_adds_information"]["passed"] is False
+    assert checks["answer_fits_question"]["passed"] is False
 
 
 def test_a_value_question_must_name_a_subject_of_its_fact(tmp_path):

@@ -10,7 +10,7 @@ from builder.generate.runner import run_generate
 from builder.store.candidates import load_candidates
 
 from tests.fakes import ScriptedLLM
-from tests.support.scripted_kb import ideal
+from tests.support.scripted_kb import ideal, with_overrides
 
 
 def run(store, llm, **kw):
@@ -25,7 +25,9 @@ def test_ideal_model_yields_exactly_the_planned_mix(kb_store):
     assert Counter(c["type"] for c in pool) == Counter({t: n for t, n in summary.plan.items() if n})
     assert summary.verified_total == 10
     assert sum(summary.plan[t] for t in ("temporal", "unanswerable", "ambiguous")) >= 2
-    assert len(llm.calls) / summary.verified_total <= 3  # calls per verified candidate
+    # calls per verified candidate: facts, the question, and its round trips (two for a
+    # single-hop item, three for a multi-hop one) -- the price of verification by re-answering
+    assert len(llm.calls) / summary.verified_total <= 5
     assert sum(summary.difficulty.values()) == 10  # reached mix vs target, shortfalls named
     assert set(summary.difficulty_short) <= {"easy", "medium", "hard"}
     assert any(n.startswith("difficulty reached:") for n in summary.notes)
@@ -82,19 +84,22 @@ def test_chinese_chunk_gets_chinese_questions(kb_store):
 
 
 def test_injection_in_chunk_stays_data(kb_store):
-    """A model that obeys the chunk's 'answer 42' produces an answer the checks reject."""
+    """A model that obeys the chunk's 'answer 42' cannot plant that answer: answers are chosen
+    by code, and a round trip that obeys it disagrees with the reference, so nothing it touched
+    passes. The chunk reaches the model only as the value of a variable."""
     def obedient(name, v, role):
-        if name == "questions" and "Summit" in v["fact"]:
-            return {"question": "What warranty does the Summit jacket have?", "answer": "42"}
+        if name == "roundtrip" and "Ignore previous instructions" in v["passages"]:
+            return {"passage": 1, "answer": "42"}
         return ideal(name, v, role)
 
     store = kb_store
     llm = ScriptedLLM(obedient)
     run(store, llm, types=["single_hop"], n=16)
-    cand = next(c for c in load_candidates(store) if c["chunk_ids"] == ["j1"])
-    assert cand["verdict"] == "failed"
-    assert any(r.startswith("numbers_grounded") for r in cand["rejection_reasons"])
-    # the chunk text reached the model only as the value of a variable, inside the passage
+    cands = load_candidates(store)
+    assert cands and not any("42" in c["answer"] for c in cands)
+    for c in cands:
+        saw = [v for v in c["verification"] if "42" in (v.get("reason") or "")]
+        assert not saw or c["verdict"] == "failed"
     facts_call = next(vars_ for name, vars_, _ in llm.calls if name == "facts" and "Summit" in vars_["chunk"])
     assert "Ignore previous instructions" in facts_call["chunk"]
 
@@ -107,8 +112,12 @@ def test_dry_run_writes_nothing(kb_store):
     llm.respond = lambda *a: LLMResult(None, "dry_run")
     summary = run(store, llm)
     assert summary.dry_run and summary.llm_calls_by_stage["facts"] == 7
-    # 8 grounded items in batches of <= 4, one call for the multi-hop and one for the unanswerable
-    assert summary.llm_calls_by_stage["verify"] == 2 + 1 + 1
+    # round trips: two per single-hop item (cited chunk, rest of the KB), three for the
+    # multi-hop item (both chunks, each alone), one for each other planned item
+    plan = summary.plan
+    assert summary.llm_calls_by_stage["verify"] == (
+        2 * plan["single_hop"] + 3 * plan["multi_hop"] + plan["reasoning"] + plan["comparative"]
+        + plan["temporal"] + plan["unanswerable"])
     assert store.query("SELECT count(*) AS n FROM candidates")[0]["n"] == 0
     assert store.query("SELECT count(*) AS n FROM facts")[0]["n"] == 0
     assert store.query("SELECT count(*) AS n FROM stage_done")[0]["n"] == 0
@@ -141,8 +150,6 @@ def test_auto_facts_mode_follows_the_embedded_model(kb_store):
 
 
 def test_a_type_the_model_cannot_write_is_given_up(kb_store):
-    from tests.test_generate_verify import with_overrides
-
     store = kb_store
     bad = ScriptedLLM(with_overrides(evolve_comparative=lambda v: {
         "question": f"Which is it: {v['fact_a']}?", "answer": "It is 999."}))  # never grounded
@@ -150,5 +157,8 @@ def test_a_type_the_model_cannot_write_is_given_up(kb_store):
     asked = sum(1 for name, _, _ in bad.calls if name == "evolve_comparative")
     judged = [c for c in load_candidates(store) if c["type"] == "comparative"]
     assert judged and all(c["verdict"] == "failed" for c in judged)
-    assert asked == len(judged) == 2 + 4  # round 1 asks 2, round 2 twice that, then it stops
-    assert any(n.startswith("comparative: none of") for n in summary.notes)
+    # round 1 asks 2; round 2 asks the shortfall over the pass rate (2 / (1/3) = 6, at most 4x,
+    # as many as the KB has pairs for); then, with >= 4 judged and none passing, it stops
+    assert asked == len(judged) and 4 <= asked <= 2 + 6
+    assert any(n.startswith("comparative: none of") and "go to single_hop" in n
+               for n in summary.notes)

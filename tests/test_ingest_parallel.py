@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import multiprocessing
+import threading
 from pathlib import Path
 
 import pytest
@@ -51,7 +52,24 @@ def _tables(db: Path) -> tuple:
     return docs, chunks, rowids, fts
 
 
-def test_parallel_ingest_writes_the_same_tables_as_serial(tmp_path, monkeypatch):
+@pytest.fixture(params=["as the suite left it", "beside another thread"])
+def other_thread(request):
+    """Whether another thread runs in this process during the ingest. Workers are used either
+    way (forked, or started by the forkserver), so the outcome never depends on threads left
+    behind by earlier tests: that made this test fail once in a full run on a loaded machine,
+    when a stray thread silently sent the ingest down the serial path."""
+    if request.param == "as the suite left it":
+        yield
+        return
+    stop = threading.Event()
+    thread = threading.Thread(target=stop.wait, daemon=True)
+    thread.start()
+    yield
+    stop.set()
+    thread.join()
+
+
+def test_parallel_ingest_writes_the_same_tables_as_serial(tmp_path, monkeypatch, other_thread):
     kb = tmp_path / "kb"
     _corpus(kb)
     monkeypatch.setattr(pipeline, "_BATCH_CHARS", 20_000)  # many small batches, a few ahead

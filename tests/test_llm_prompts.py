@@ -86,15 +86,15 @@ def test_one_folder_rule_for_prompts_and_sentence_files(tmp_path, monkeypatch):
 
 
 def test_an_override_list_must_use_fields_the_stage_passes(tmp_path):
-    bundled = open(load_prompt("verify_grounded").source, encoding="utf-8").read()
-    (tmp_path / "verify_grounded.prompt").write_text(
+    bundled = open(load_prompt("roundtrip").source, encoding="utf-8").read()
+    (tmp_path / "roundtrip.prompt").write_text(
         bundled.replace("{{text}}", "{{text}} ({{source}})"), encoding="utf-8")
-    with pytest.raises(InputError, match=r"verify_grounded.prompt:\d+: unknown placeholder "
-                                         r"\{\{source\}\}; each of the verify_grounded "
+    with pytest.raises(InputError, match=r"roundtrip.prompt:\d+: unknown placeholder "
+                                         r"\{\{source\}\}; each of the roundtrip "
                                          r"prompt's passages has number, text"):
-        load_prompt("verify_grounded", str(tmp_path))
-    (tmp_path / "verify_grounded.prompt").write_text(
+        load_prompt("roundtrip", str(tmp_path))
+    (tmp_path / "roundtrip.prompt").write_text(
         bundled[:bundled.index("--- list passages")], encoding="utf-8")
-    with pytest.raises(InputError, match=r"\{\{items\}\} is a list: the prompt needs a "
-                                         r"'--- list items' section"):
-        load_prompt("verify_grounded", str(tmp_path))
+    with pytest.raises(InputError, match=r"\{\{passages\}\} is a list: the prompt needs a "
+                                         r"'--- list passages' section"):
+        load_prompt("roundtrip", str(tmp_path))

@@ -63,16 +63,16 @@ _KNOWN = {text for chunks in KB.values() for _, text, _ in chunks}
 
 def obeying(name: str, v, role: str):
     """The ideal model, except that it obeys the injection: whatever it writes about the
-    chunk carrying it answers "42" -- and its verifier waves everything through."""
+    chunk carrying it answers "42", and so does its round-trip reader when it sees it."""
     if name == "facts" and v["chunk"] in _HOSTILE_FACTS:
         return {"facts": [{"fact": f, "evidence": e, "entities": ents, "dates": []}
                           for f, e, ents in _HOSTILE_FACTS[v["chunk"]]]}
     if name == "facts" and v["chunk"] not in _KNOWN:  # notes.md: finds nothing it trusts
         return {"facts": []}
+    if name == "roundtrip" and INJECTION in v["passages"]:
+        return {"passage": 1, "answer": "42"}
     reply = ideal(name, v, role)
-    if name == "questions" and "Summit jacket" in v["fact"]:
-        reply["answer"] = "42"
-    elif name.startswith("evolve_") and "Summit jacket" in json.dumps(dict(v)) \
+    if name.startswith("evolve_") and "Summit jacket" in json.dumps(dict(v)) \
             and "answer" in reply:
         reply["answer"] = "42"
     return reply
@@ -154,11 +154,15 @@ def test_generation_stays_well_formed_and_rejects_the_injected_answers(hostile_d
         assert set(c["chunk_ids"] or []) <= chunk_ids
         for ev in c["evidence"] or []:
             assert ev["chunk_id"] in chunk_ids
-    injected = [c for c in cands if c["answer"].strip() == "42"]
-    assert injected, "the obeying model's answers should have reached verification"
-    for c in injected:
+    # single-hop answers are chosen by code: the obeying writer cannot plant "42" there
+    assert not any(c["answer"].strip() == "42" for c in cands if c["type"] == "single_hop")
+    for c in [c for c in cands if c["answer"].strip() == "42"]:  # evolutions it wrote
         assert c["verdict"] == "failed"
-        assert any(r.startswith("numbers_grounded") for r in c["rejection_reasons"]), c
+        assert any(r.startswith(("numbers_grounded", "round_trip")) for r in c["rejection_reasons"]), c
+    # and where its round-trip reader obeyed, the item did not pass on that answer
+    for c in cands:
+        if any("'42'" in (v.get("reason") or "") for v in c["verification"]):
+            assert c["verdict"] == "failed", c
     hostile = [c for c in cands if c["verdict"] == "passed" and
                ({"h-markup", "h-sql", "h-ansi", "h-html", "h-long"} & set(c["chunk_ids"] or []))]
     assert hostile, "hostile (but honest) chunks still give verified candidates"

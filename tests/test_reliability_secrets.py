@@ -40,10 +40,7 @@ _FIXED = {
     "EvolvedQuestion": {"question": "Which rule applies overall?", "answer": "It varies."},
     "ProposedQuestions": {"questions": ["Do you offer gift wrapping?"]},
     "InventedEntityQuestion": {"name": "Tacoma", "question": "What is the address of Tacoma?"},
-    "GroundedBatchVerdict": {"items": [{"item": 1, "answerable": True, "unsupported_claims": [],
-                                        "reason": ""}]},
-    "MultiHopVerdict": {"answerable": True, "single_passage_answers": [], "reason": "ok"},
-    "UnanswerableVerdict": {"answered": False, "passage": 0, "quote": "", "reason": "ok"},
+    "RoundTripReply": {"passage": 0, "answer": ""},
     "Claims": {"claims": ["The answer states a fact."]},
     "ClaimVerdicts": {"verdicts": [{"claim": 1, "supported": True, "reason": "ok"}]},
     "Score": {"score": 4, "reason": "close to the reference"},
@@ -64,10 +61,19 @@ def _reply(schema: str, messages: list[dict]) -> dict:
             return {"facts": []}
         return {"facts": [{"fact": sentence, "evidence": sentence.rstrip("."), "entities": [],
                            "dates": []}]}
-    fact = re.search(r"^Fact: (.+?) Answer: ", user, re.M)
+    fact = re.search(r"^Statement: (.+?) The hidden part is", user, re.M)
     if schema == "EvolvedQuestion" and fact:  # the questions stage: one distinct question per fact
-        words = fact.group(1).split()[:3]
-        return {"question": f"What is true about {' '.join(words)}?", "answer": fact.group(1)}
+        words = [w for w in fact.group(1).split() if "[BLANK]" not in w][:4]
+        return {"question": f"What is true about {' '.join(words)}?"}
+    if schema == "RoundTripReply":  # an honest reader: it quotes the passage that holds every
+        passages = re.findall(r'<passage number="\d+">\n(.*?)\n</passage>', user, re.S)  # word
+        asked = re.search(r"Question: (.*)", user)
+        words = [w for w in re.findall(r"[A-Za-z]{4,}", asked.group(1) if asked else "")
+                 if w.lower() not in {"what", "true", "about", "which", "does"}]
+        for i, text in enumerate(passages, 1):
+            if words and all(w in text for w in words):
+                return {"passage": i, "answer": text}
+        return {"passage": 0, "answer": ""}
     return _FIXED[schema]
 
 

@@ -1,9 +1,11 @@
 """All-or-nothing output files: written to temporary files beside the targets, renamed at the end.
 
 Guarantee: if anything fails before `commit()`, no target is created or changed and every
-temporary file is removed. Each file is renamed with `os.replace` (atomic on one filesystem,
-which holds because the temporary file sits in the target's own folder); a set of files is
-renamed one after the other, data files first and the manifest last.
+temporary file is removed. A failure to write (an unwritable or read-only folder, a full disk)
+is a `JobError` naming the target, so the CLI prints one line and exits 1. Each file is
+renamed with `os.replace` (atomic on one filesystem, which holds because the temporary file
+sits in the target's own folder); a set of files is renamed one after the other, data files
+first and the manifest last.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ import os
 import tempfile
 from pathlib import Path
 from typing import BinaryIO
+
+from builder.errors import JobError
 
 
 class HashingWriter:
@@ -48,13 +52,19 @@ class AtomicOutputs:
 
     def __init__(self) -> None:
         self._pending: list[tuple[Path, str, BinaryIO]] = []
+        self._targets: dict[str, Path] = {}  # temporary and target path -> target
         self._done = False
 
     def open(self, target: Path) -> HashingWriter:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+        try:
+            fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp",
+                                       dir=target.parent)
+        except OSError as exc:
+            raise _write_error(exc, target) from exc
         os.fchmod(fd, 0o666 & ~_umask())  # mkstemp makes 0600; outputs get the usual mode
         fh = os.fdopen(fd, "wb", buffering=1 << 20)
         self._pending.append((target, tmp, fh))
+        self._targets[tmp] = self._targets[str(target)] = target
         return HashingWriter(fh, tmp)
 
     def commit(self) -> None:
@@ -84,3 +94,13 @@ class AtomicOutputs:
     def __exit__(self, exc_type, exc, tb) -> None:
         if exc_type is not None or not self._done:
             self.discard()
+        if isinstance(exc, OSError):  # a write, fsync or rename failed: name the output
+            target = self._targets.get(str(exc.filename)) or next(
+                iter(self._targets.values()), None)
+            raise _write_error(exc, target) from exc
+
+
+def _write_error(exc: OSError, target: Path | None) -> JobError:
+    where = str(target) if target is not None else exc.filename
+    return JobError(f"cannot write this output file ({exc.strerror or exc}); nothing was "
+                    f"written", path=where)

@@ -29,8 +29,8 @@ def chunk_answering(store, question: str) -> dict | None:
     return None
 
 
-MIN_KNOWN_WORDS = 2      # an in-domain question uses at least this many of the KB's words ...
-MIN_KNOWN_SHARE = 0.5    # ... and they are at least half of its content words
+MIN_KNOWN_WORDS = 1      # an in-domain question uses at least this many of the KB's words ...
+MIN_KNOWN_SHARE = 1 / 3  # ... and they are at least a third of its content words
 
 
 def content_words(text: str) -> list[str]:
@@ -44,7 +44,8 @@ def off_domain(store, question: str) -> str | None:
     A defensive item tests that the RAG system refuses what its documents do not cover; "Are you
     a vegetarian?" for an HR handbook tests nothing (seen in earlier runs). So the question must
     use the knowledge base's own vocabulary: at least MIN_KNOWN_WORDS of its content words occur
-    in the KB, and they are at least MIN_KNOWN_SHARE of them."""
+    in the KB, and they are at least MIN_KNOWN_SHARE of them (an invented sibling -- "What are
+    the opening hours of the Tacoma store?" -- names one new thing among known words)."""
     words = content_words(question)
     if not words:
         return "no content words"

@@ -119,8 +119,17 @@ def fits_question(question: str, answer: str) -> tuple[bool, str]:
     return True, ""
 
 
+_IDENTIFIER = re.compile(r"^[`'\"]?(?=\S*(?:[._()/\-]|[a-z][A-Z]|[A-Z]{2}))\S+?[`'\"]?$")
+
+
 def adds_information(question: str, answer: str) -> tuple[bool, str]:
-    """Most of the answer must be new against the question: content terms or numbers."""
+    """Most of the answer must be new against the question: content terms or numbers. A code
+    name counts whole: "NETRC" is new to "Which variable sets the path of the .netrc file?",
+    although its one word is not."""
+    if _IDENTIFIER.match(answer.strip()):
+        name = answer.strip().strip("`'\"").casefold()
+        new = name not in question.casefold()
+        return new, "" if new else "the question contains its answer"
     a_terms = key_terms(strip_polarity(answer))
     a_nums = numbers(answer)
     if not a_terms and not a_nums:

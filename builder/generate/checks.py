@@ -173,7 +173,10 @@ def answer_adds_information(s: Subject) -> Result:
 def answer_in_evidence(s: Subject) -> Result:
     """A single-hop answer is stated by its evidence: 80% of its terms and all its numbers
     (the question's words do not count: they may come from the section heading)."""
-    terms = key_terms(answer_form.strip_polarity(s.a)) - key_terms(s.q)
+    core = answer_form.strip_polarity(s.a)
+    if locate_span(s.evidence_text, core, min_chars=1) is not None:
+        return True, ""  # quoted from the evidence (also where CJK terms cannot be counted)
+    terms = key_terms(core) - key_terms(s.q)
     if not terms:
         return None
     share = len(terms & key_terms(s.evidence_text)) / len(terms)

@@ -44,6 +44,8 @@ class RunContext:
     facts_dropped: int = 0
     unverified: int = 0  # candidates left pending because a verifier call failed
     common: frozenset = frozenset()  # the KB's everywhere-terms (worth.common_terms)
+    stale: set = field(default_factory=set)        # facts a newer statement supersedes
+    superseded: set = field(default_factory=set)   # chunks of superseded document versions
     notes: list[str] = field(default_factory=list)
 
     @classmethod

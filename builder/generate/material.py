@@ -95,6 +95,56 @@ def annotate(facts: list[dict], chunks: dict[str, dict]) -> list[dict]:
     return facts
 
 
+_VERSION_NOISE = re.compile(r"(?:19|20)\d{2}(?:[-_.]\d{1,2}){0,2}|\bv?\d+(?:\.\d+)*\b|[-_. ]+")
+
+
+def _version_key(document_id: str) -> tuple[str, bool]:
+    """(file stem without dates, years and version numbers, whether the path carries a year)."""
+    stem = document_id.rsplit("/", 1)[-1].rsplit(".", 1)[0].casefold()
+    return _VERSION_NOISE.sub("", stem), bool(re.search(r"(?:19|20)\d{2}", stem))
+
+
+def superseded_chunks(chunks: dict[str, dict]) -> set[str]:
+    """Ids of the chunks of documents that a newer version supersedes: documents whose file
+    names differ only by a date or version, one of them carrying a year (returns-2023.md and
+    returns.md), each dated by the newest date it states; all but the newest are superseded.
+    Same-named files in different folders without a year are not versions (a Sync and a
+    Publish "Security" page). Depends on the chunks only, so verification can use it before
+    any fact of a run is loaded."""
+    docs: dict[str, list[dict]] = defaultdict(list)
+    for chunk in chunks.values():
+        docs[chunk["document_id"]].append(chunk)
+    groups: dict[str, list[str]] = defaultdict(list)
+    for doc in docs:
+        groups[_version_key(doc)[0]].append(doc)
+    old_docs: set[str] = set()
+    for members in groups.values():
+        members = sorted(members)
+        if len(members) < 2 or not any(_version_key(d)[1] for d in members):
+            continue
+        when = {}
+        for doc in members:
+            found = [d for c in docs[doc] for d in dates(c["text"] + " " + doc)
+                     if not d.startswith("v")]
+            if found:
+                when[doc] = max(found, key=date_order_key)
+        if len(when) == len(members) and len(set(when.values())) == len(members):
+            newest = max(members, key=lambda d: date_order_key(when[d]))
+            old_docs.update(d for d in members if d != newest)
+    return {c["id"] for doc in old_docs for c in docs[doc]}
+
+
+def stale_facts(facts: list[dict], chunks: dict[str, dict], old_chunks: set[str]) -> set[str]:
+    """Ids of the facts a newer statement supersedes: the older fact of every temporal pair,
+    and every fact of a superseded document (`superseded_chunks`). Stale facts are material
+    for temporal items only: asked as a plain single-hop item, "What is the return window?"
+    would be answered with the superseded value (seen on a KB holding a 2022 and a 2024
+    policy)."""
+    annotate(facts, chunks)
+    stale = {m.facts[1]["id"] for m in pick_temporal(facts)}
+    return stale | {f["id"] for f in facts if f["chunk_id"] in old_chunks}
+
+
 def spread(materials: list[Material], seed: int) -> list[Material]:
     """Seeded shuffle, then round-robin over documents so no document comes first every time."""
     rng = random.Random(seed)

@@ -54,10 +54,11 @@ class InventedEntityQuestion(BaseModel):
 
 class RoundTripReply(BaseModel):
     """The round-trip answering call (`roundtrip.prompt`): the passage it answers from (0 when
-    none does) and the shortest phrase of that passage that answers."""
+    none does) and the shortest phrase of that passage that answers. Both fields are required:
+    a reply without them is repaired or recorded as invalid, never read as "not found"."""
 
-    passage: int = Field(0, description="number of the passage that answers; 0 when none does")
-    answer: str = Field("", description="the shortest phrase from that passage that answers")
+    passage: int = Field(description="number of the passage that answers; 0 when none does")
+    answer: str = Field(description="the shortest phrase from that passage that answers")
 
 
 # ------------------------------------------------------------------ run options / summary

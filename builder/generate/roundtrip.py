@@ -136,7 +136,7 @@ def grounded_in(answer: str, passages: list[dict], preferred: int = 0) -> int | 
     terms, nums = key_terms(core), numbers(core)
     for i in order:
         text = passages[i]["text"]
-        if locate_span(text, core) is not None:
+        if locate_span(text, core, min_chars=2) is not None:  # "5天", "$6": short but exact
             return i
         if terms and nums <= numbers(text):
             have = key_terms(text)

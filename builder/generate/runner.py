@@ -40,7 +40,9 @@ from builder.generate import (
 )
 from builder.generate.candidate import stable_id
 from builder.generate.context import RunContext
-from builder.generate.material import annotate, pick_all
+from builder.generate.material import (
+    annotate, pick_all, stale_facts, superseded_chunks,
+)
 from builder.generate.models import GenerateOptions, GenerateSummary
 from builder.generate.plan import (
     chunk_budget, document_cap, select_chunks, steer_for_difficulty, type_targets,
@@ -122,13 +124,13 @@ async def _settle(ctx: RunContext, chunks: list[dict]) -> list[dict]:
 
 def _counts(pool: list[dict]) -> tuple[Counter, Counter, dict[str, float], Counter]:
     """Verified non-duplicate counts per type and per document, pass rate per type, and how
-    many of each type were judged."""
+    many of each type were judged (duplicates included)."""
     verified, per_doc, passed, judged = Counter(), Counter(), Counter(), Counter()
     for c in pool:
+        if c["verdict"] in ("passed", "failed"):
+            judged[c["type"]] += 1  # a duplicate is an attempt too (a model repeating itself)
         if c.get("duplicate_of"):
             continue
-        if c["verdict"] in ("passed", "failed"):
-            judged[c["type"]] += 1
         if c["verdict"] == "passed":
             verified[c["type"]] += 1
             per_doc[c["document_id"]] += 1
@@ -155,6 +157,7 @@ async def _rounds(ctx: RunContext, chunks: list[dict], plan: dict[str, int]) -> 
     """
     opts = ctx.options
     ctx.common = common_terms(chunks)
+    ctx.superseded = superseded_chunks({c["id"]: c for c in chunks})
     n_docs = len({c["document_id"] for c in chunks})
     cap = document_cap(opts.n, n_docs)
     extra_chunks = 0  # grows only when a round ran out of material, so facts calls stay ~0.6 n
@@ -184,6 +187,7 @@ async def _rounds(ctx: RunContext, chunks: list[dict], plan: dict[str, int]) -> 
                      if f["chunk_id"] in scope_ids]
         for f in all_facts:
             f["title"] = titles.get(f["chunk_id"])
+        ctx.stale = stale_facts(all_facts, {c["id"]: c for c in chunks}, ctx.superseded)
         planned_doc: Counter = Counter(per_doc)
         calls_before = sum(ctx.calls.values())
 
@@ -195,6 +199,9 @@ async def _rounds(ctx: RunContext, chunks: list[dict], plan: dict[str, int]) -> 
         if kinds:
             annotate(all_facts, {c["id"]: c for c in chunks})
             materials = pick_all(all_facts, ctx.store, opts.seed, kinds)
+            for kind in kinds - {"temporal"}:  # a stale fact only says what used to hold
+                materials[kind] = [m for m in materials.get(kind, [])
+                                   if not any(f["id"] in ctx.stale for f in m.facts)]
             done = cstore.done_keys(ctx.store, evolve.STAGE)
             for kind in EVOLVED:
                 want = ask.get(kind, 0)
@@ -270,7 +277,7 @@ def _single_hop_facts(ctx: RunContext, all_facts: list[dict], pool: list[dict], 
     for cid in by_chunk:  # no fragments ("for store purchases, on the date on the receipt.")
         by_chunk[cid] = sorted((f for f in by_chunk[cid]
                                 if f["id"] not in used and not f["text"][:1].islower()
-                                and worth[f["id"]].answer),
+                                and f["id"] not in ctx.stale and worth[f["id"]].answer),
                                key=lambda f: worth[f["id"]].priority)
     for d in docs:
         by_doc[d] = [cid for cid in by_doc[d] if by_chunk[cid]]

@@ -13,10 +13,11 @@ LLM checks per type (each one `roundtrip` call, role "verifier"; all gate):
   alone, the answer must agree with the reference (comparative: it may give one side's value
   or the difference, but no value the reference does not state; temporal: it must give the
   newer value);
-- single_hop also `unique_answer` -- answered from the top-3 chunks of the WHOLE knowledge base
-  other than the cited ones, no grounded answer may disagree with the reference (a question
-  that does not pin down its subject -- which level of a rubric, which plan -- has another
-  answer elsewhere). Asked only after `round_trip` passed;
+- single_hop also `unique_answer` -- answered from the top-4 chunks of the WHOLE knowledge base
+  for the question (superseded document versions left out, the cited chunk added last when the
+  search misses it), the answer may not come from another chunk and disagree with the
+  reference (a question that does not pin down its subject -- which level of a rubric, which
+  plan -- is answered from elsewhere). Asked only after `round_trip` passed;
 - multi_hop: `round_trip` over both chunks, then `second_hop_needed` -- answered from each cited
   chunk alone, the answer must NOT agree (one chunk would do: a single-hop item in disguise);
 - unanswerable: `kb_does_not_answer_llm` -- answered from the top-4 chunks of the whole
@@ -48,7 +49,7 @@ from builder.generate.terms import key_terms, numbers, without_dates
 
 STAGE = "verify"
 VERSION = "2"          # 2: round-trip verification replaced the verdict prompts
-TOP_K_UNIQUE = 3       # other chunks of the whole KB read for `unique_answer`
+TOP_K_UNIQUE = 3       # other chunks of the whole KB read for `unique_answer` (plus the cited)
 TOP_K_ABSENT = 4       # chunks of the whole KB read for an unanswerable item
 ROUND_TRIP = frozenset({"single_hop", "reasoning", "comparative", "temporal", "multi_hop"})
 
@@ -119,12 +120,18 @@ async def llm_checks(ctx: RunContext, cand: dict, facts: list[dict],
     if not ok:
         return out
     if ctype == "single_hop":
-        others = search_chunks(ctx.store, q, k=TOP_K_UNIQUE, exclude_ids=[c["id"] for c in cited])
-        alt = await _ask(ctx, q, others)
-        differs = alt.found and not agrees(cand, facts, alt.text)[0]
+        # the top chunks of the whole KB for the question, the cited one among them (added last
+        # when the search misses it); a superseded version answering with its old value is not
+        # a competing answer
+        top = search_chunks(ctx.store, q, k=TOP_K_UNIQUE + 1, exclude_ids=sorted(ctx.superseded))
+        cited_ids = {c["id"] for c in cited}
+        passages = top + [c for c in cited if c["id"] not in {h["id"] for h in top}]
+        alt = await _ask(ctx, q, passages)
+        differs = alt.found and alt.chunk_id not in cited_ids and not agrees(cand, facts, alt.text)[0]
         out.append(check("unique_answer", not differs,
                          f"chunk {alt.chunk_id} answers differently: {_said(alt)}" if differs else
-                         (f"chunk {alt.chunk_id} gives the same answer" if alt.found else ""),
+                         (f"chunk {alt.chunk_id} gives the same answer"
+                          if alt.found and alt.chunk_id not in cited_ids else ""),
                          source="llm", model=alt.model))
     elif ctype == "multi_hop":
         for chunk in cited:

@@ -132,11 +132,21 @@ def common_terms(chunks: list[dict], share: float = 0.15) -> frozenset[str]:
     return frozenset(t for t, n in counts.items() if n >= share * len(chunks) and n >= 3)
 
 
+_IS_NUMBER = re.compile(
+    r"^(?P<term>[^,;:]{3,60}?)\s+(?:is|are|was|equals|es|est|ist|é|è)\s+(?P<n>\d[\d,.]*)\s*\.?$", re.I)
+
+
+def _bare_number(text: str) -> str | None:
+    """The number of "The vault code is 7." / "The default limit is 100." (no unit)."""
+    m = _IS_NUMBER.match(text.strip())
+    return m.group("n").rstrip(".,") if m else None
+
+
 def _inside_a_name(text: str, value: str) -> bool:
     """"2 support" out of "HTTP/2 support", "3 app" out of "OAuth3 app": a number glued to a
     name is part of the name, not a value."""
     at = text.find(value)
-    return at > 0 and (text[at - 1] in "/_-.#" or text[at - 1].isalpha())
+    return at > 0 and (text[at - 1] in "/_-.#" or text[at - 1].isascii() and text[at - 1].isalpha())
 
 
 _UNIT_KINDS = [
@@ -187,8 +197,9 @@ def _code_kind(name: str) -> str:
 def blank(text: str, answer: str, mark: str = "[BLANK]") -> str | None:
     """`text` with every occurrence of `answer` replaced by `mark` (case-insensitive, also
     inside the statement's Markdown-free form); None when the answer is not in it."""
-    head = r"(?<!\w)" if answer[:1].isalnum() else ""
-    tail = r"(?!\w)" if answer[-1:].isalnum() else ""
+    # word boundaries for Latin answers only: Chinese has none ("需要5天送达" holds "5天")
+    head = r"(?<![A-Za-z0-9_])" if answer[:1].isascii() and answer[:1].isalnum() else ""
+    tail = r"(?![A-Za-z0-9_])" if answer[-1:].isascii() and answer[-1:].isalnum() else ""
     pattern = re.compile(head + re.escape(answer) + tail, re.I)
     if not pattern.search(text):
         return None
@@ -211,7 +222,7 @@ def assess(fact: dict, common: frozenset[str] = frozenset()) -> Worth:
     if words[0].casefold() in NEEDS_ANTECEDENT:
         return Worth(False, f"starts with {words[0]!r}, which needs the sentence before")
 
-    value = answer_target(text)
+    value = answer_target(text) or _bare_number(text)
     if value and key_terms(value) != key_terms(text) and not _inside_a_name(text, value):
         return Worth(True, answer=value, kind="value", priority=0)
     label = LABELLED.match(raw.strip())

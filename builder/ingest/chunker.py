@@ -5,8 +5,8 @@ Guarantees, for every chunk of a document with text `text`:
   with whitespace;
 - `chunk.n_tokens == count_tokens(chunk.text)` (o200k_base), exactly;
 - `chunk.n_tokens <= chunk_tokens`, except a chunk holding one oversize code block or table
-  (or one piece of one, see below), which is the only thing in its chunk, and a chunk that
-  starts with a heading that is itself longer than the limit (headings are never split);
+  (with the headings right before it, if any, and nothing else), and a chunk that starts with
+  a heading that is itself longer than the limit (headings are never split);
 - chunks are in document order; consecutive chunks overlap only by whole trailing paragraphs
   or sentences of prose (never code, tables or headings), at most `overlap` tokens.
 
@@ -19,10 +19,11 @@ Rules, in order of preference:
 2. Paragraphs, then lines, then sentences, then tokens. Blocks are packed whole; a paragraph
    larger than `chunk_tokens` is split between its lines, a line between its sentences, and a
    sentence (rare: no punctuation) at token boundaries.
-3. Code fences and tables are atomic. One that does not fit is a chunk of its own, whole,
-   even above `chunk_tokens`, as long as it is at most `FAR_FACTOR` (2) times the limit; a
-   larger one is split only between its lines (code) or rows (table), into pieces of at most
-   `chunk_tokens` tokens each (a single line or row is never split). Each piece is a chunk.
+3. Code fences and tables are never split, whatever their size: a piece of either would
+   not be valid on its own (a fence without its closing marker, rows without the header row
+   that names their columns), and `text[start:end] == chunk` rules out repeating the header.
+   One that does not fit is a chunk of its own, whole, together with the headings right
+   before it (a heading never makes a chunk on its own).
 
 Cost: every character is encoded once, piece by piece. Pieces are cut at line starts, which
 are always boundaries of tiktoken's pre-tokenizer (except before a line that starts with "/"),
@@ -34,13 +35,13 @@ start, otherwise off by at most a token or so per mid-line cut.
 
 from __future__ import annotations
 
+import codecs
 import re
 from dataclasses import dataclass, field
 
 from builder.ingest.blocks import Block
 from builder.ingest.tokens import encoding
 
-FAR_FACTOR = 2
 _PROSE = {"paragraph", "line", "sentence", "piece"}
 _SENTENCE_END = re.compile(r"[.!?;:][\"'”’)\]]*\s+|[。！？；]+[”’」』）)]*\s*")
 # Where to cut between sentences: right after the closing punctuation. Before a space or tab
@@ -48,6 +49,7 @@ _SENTENCE_END = re.compile(r"[.!?;:][\"'”’)\]]*\s+|[。！？；]+[”’」
 # up; after CJK punctuation with no space it is not (the mark joins the next word).
 _SENTENCE_CUT = re.compile(r"[.!?;:][\"'”’)\]]*(?=\s)|[。！？；]+[”’」』）)]*(?=\S)")
 _LAST_SPACE = re.compile(r"(?<=\S)[ \t]\S*\s*\Z")
+_WINDOW_CHARS = 100_000  # a huge span is encoded this many characters at a time
 
 
 @dataclass(slots=True)
@@ -69,7 +71,7 @@ class _Unit:
     kind: str  # heading | paragraph | line | sentence | piece | code | table
     path: tuple[str, ...]
     safe: bool  # `start` is a pre-tokenizer boundary, so counts add up across it
-    solo: bool = False  # oversize code/table (piece): a chunk of its own
+    solo: bool = False  # oversize code/table: a chunk of its own (with its headings)
     top: bool = False  # a heading at or above the document's top level
 
 
@@ -106,7 +108,6 @@ def _top_level(blocks: list[Block]) -> int:
 
 def _units(text: str, blocks: list[Block], limit: int) -> list[_Unit]:
     """Blocks as spans that tile the text, oversize ones pre-split; each encoded once."""
-    encode = encoding().encode_ordinary
     top = _top_level(blocks)
     stack: list[tuple[int, str]] = []
     path: tuple[str, ...] = ()
@@ -126,17 +127,14 @@ def _units(text: str, blocks: list[Block], limit: int) -> list[_Unit]:
     for idx, (start, content_end, kind, upath, is_top) in enumerate(pieces):
         span_start = 0 if idx == 0 else start
         span_end = pieces[idx + 1][0] if idx + 1 < n else len(text)
-        tokens = len(encode(text[span_start:span_end]))
+        tokens = _count_span(text, span_start, span_end)
         unit = _Unit(span_start, span_end, _skip_space(text, span_start, content_end),
                      content_end, tokens, kind, upath, _safe(text, span_start), top=is_top)
         if kind == "heading" or tokens <= limit:
             units.append(unit)
         elif kind in ("code", "table"):
-            if tokens <= FAR_FACTOR * limit:
-                unit.solo = True
-                units.append(unit)
-            else:
-                units.extend(_split_lines(text, unit, limit, group=True))
+            unit.solo = True
+            units.append(unit)
         else:
             units.extend(_split_prose(text, unit, limit))
     return units
@@ -176,9 +174,8 @@ def _line_starts(text: str, unit: _Unit) -> list[int]:
     return starts
 
 
-def _split_lines(text: str, unit: _Unit, limit: int, *, group: bool) -> list[_Unit]:
-    """Split at line starts. `group`: pack lines into solo pieces of <= limit tokens (code,
-    tables); otherwise one unit per line, each split further if still too large (prose)."""
+def _split_lines(text: str, unit: _Unit, limit: int) -> list[_Unit]:
+    """Split prose at line starts: one unit per line, each split further if still too large."""
     starts = _line_starts(text, unit)
     kept = []
     for k, start in enumerate(starts):
@@ -193,37 +190,18 @@ def _split_lines(text: str, unit: _Unit, limit: int, *, group: bool) -> list[_Un
         content_end = _rstrip(text, start, min(end, unit.content_end))
         lines.append(_sub_unit(text, unit, start, end, content_end, "line",
                                unit.safe if k == 0 else _safe(text, start)))
-    if not group:
-        out: list[_Unit] = []
-        for line in lines:
-            if line.tokens > limit:
-                out.extend(_split_sentences(text, line, limit))
-            else:
-                out.append(line)
-        return out
-    count = encoding().encode_ordinary
-    pieces: list[_Unit] = []
-    k = 0
-    while k < len(lines):
-        j, total = k + 1, lines[k].tokens
-        while j < len(lines) and total + lines[j].tokens <= limit:
-            total += lines[j].tokens
-            j += 1
-        # The sum is exact except next to lines starting with "/": check, give lines back.
-        while j - k > 1 and len(count(text[lines[k].content_start:lines[j - 1].content_end])) \
-                > limit:
-            j -= 1
-        piece = _sub_unit(text, unit, lines[k].start, lines[j - 1].end, lines[j - 1].content_end,
-                          unit.kind, lines[k].safe)
-        piece.solo = True
-        pieces.append(piece)
-        k = j
-    return pieces
+    out: list[_Unit] = []
+    for line in lines:
+        if line.tokens > limit:
+            out.extend(_split_sentences(text, line, limit))
+        else:
+            out.append(line)
+    return out
 
 
 def _split_prose(text: str, unit: _Unit, limit: int) -> list[_Unit]:
     if text.find("\n", unit.content_start, unit.content_end) != -1:
-        return _split_lines(text, unit, limit, group=False)
+        return _split_lines(text, unit, limit)
     return _split_sentences(text, unit, limit)
 
 
@@ -241,9 +219,55 @@ def _split_sentences(text: str, unit: _Unit, limit: int) -> list[_Unit]:
         start, end = bounds[k], bounds[k + 1]
         content_end = _rstrip(text, start, min(end, unit.content_end))
         sent = _sub_unit(text, unit, start, end, content_end, "sentence",
-                         unit.safe if k == 0 else text[start] in " \t")
+                         unit.safe if k == 0 else text[start] in " \t",
+                         unit.tokens if len(starts) == 1 else None)
         out.extend(_split_tokens(text, sent, limit) if sent.tokens > limit else [sent])
     return out
+
+
+def _window(step: int) -> int:
+    return max(_WINDOW_CHARS, 300 * step)
+
+
+def _token_cuts(span: str, step: int) -> list[int]:
+    """0, then the character position after every `step` tokens of `span`, then len(span).
+
+    Linear in the span: it is encoded window by window (tiktoken slows down more than
+    linearly on one huge piece without spaces, such as CJK text), each window restarting at
+    the last cut, so no token straddles a window's end; and the character position of each
+    cut is counted incrementally (the decoder holds back the bytes of a character split
+    between two steps, so a cut inside a character falls before it)."""
+    enc = encoding()
+    cuts = [0]
+    window = _window(step)
+    while cuts[-1] < len(span):
+        start = cuts[-1]
+        end = min(len(span), start + window)
+        tokens = enc.encode_ordinary(span[start:end])
+        decoder = codecs.getincrementaldecoder("utf-8")()
+        char_pos = start
+        groups = range(0, len(tokens), step)
+        for a in groups:
+            if end < len(span) and a + step >= len(tokens):
+                break  # the window's last group may end in a cut token: the next window redoes it
+            char_pos += len(decoder.decode(enc.decode_bytes(tokens[a:a + step])))
+            if cuts[-1] < char_pos < len(span):
+                cuts.append(char_pos)
+        if cuts[-1] == start:  # no whole group in this window (very long tokens): cut at its end
+            cuts.append(end)
+    if cuts[-1] != len(span):
+        cuts.append(len(span))
+    return cuts
+
+
+def _count_span(text: str, start: int, end: int) -> int:
+    """Tokens of text[start:end], encoded in windows if it is huge (linear time; across a
+    window's edge the count can be off by a token, as for any mid-line cut)."""
+    encode = encoding().encode_ordinary
+    if end - start <= _WINDOW_CHARS:
+        return len(encode(text[start:end]))
+    return sum(len(encode(text[k:min(end, k + _WINDOW_CHARS)]))
+               for k in range(start, end, _WINDOW_CHARS))
 
 
 def _split_tokens(text: str, unit: _Unit, limit: int, step: int | None = None) -> list[_Unit]:
@@ -253,16 +277,7 @@ def _split_tokens(text: str, unit: _Unit, limit: int, step: int | None = None) -
     enc = encoding()
     step = step or limit
     span = text[unit.start:unit.end]
-    tokens = enc.encode_ordinary(span)
-    raw = span.encode("utf-8")
-    cuts = [0]
-    byte_pos = 0
-    for a in range(0, len(tokens), step):
-        byte_pos += len(enc.decode_bytes(tokens[a:a + step]))
-        char_pos = len(raw[:byte_pos].decode("utf-8", errors="ignore"))
-        if cuts[-1] < char_pos < len(span):
-            cuts.append(char_pos)
-    cuts.append(len(span))
+    cuts = _token_cuts(span, step)
     k = 1
     while k < len(cuts) - 1:  # no piece may be only whitespace: merge it with the next one
         if span[cuts[k - 1]:cuts[k]].strip():
@@ -401,8 +416,9 @@ class _Packer:
         units = self.units
         while True:
             tokens = self._exact_tokens(idx, start)
-            if tokens <= self.limit or len(idx) == 1:
-                break
+            if tokens <= self.limit or len(idx) == 1 or (
+                    units[idx[-1]].solo and all(units[k].kind == "heading" for k in idx[:-1])):
+                break  # (an oversize code block or table keeps the headings before it)
             idx = idx[:-1]  # summed estimate was off at a mid-line cut: hand the last unit back
         end = units[idx[-1]].content_end
         path = next((units[k].path for k in idx if units[k].kind != "heading"),

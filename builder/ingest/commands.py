@@ -20,13 +20,14 @@ from builder.cli import CliContext, one_line
 @click.pass_obj
 def ingest(obj: CliContext, paths: tuple[str, ...], include: tuple[str, ...],
            exclude: tuple[str, ...], chunk_tokens: int, overlap: int) -> None:
-    """Load Markdown, text, HTML and pre-chunked JSONL files into the database.
+    """Load Markdown, text, HTML, PDF, Word (.docx), reStructuredText, MDX and pre-chunked
+    JSONL files into the database.
 
     \b
     PATHS are files or folders (searched recursively; hidden files and other file types
     are skipped). Re-running is cheap: unchanged files are skipped, changed ones replaced,
     and files deleted from a folder given here are removed. Any bad file stops the command
-    before anything is written.
+    before anything is written. PDF and .docx need: pip install 'golden[documents]'.
 
     \b
     Example:

@@ -2,7 +2,11 @@
 
 Folders are walked recursively in sorted order, without following symlinked folders. Hidden
 files and folders (name starting with ".") and files with an unsupported extension are skipped
-and counted, so `golden ingest samples/` ignores `samples/features.toml`. `--include` /
+and counted, so `golden ingest samples/` ignores `samples/features.toml`. So is anything with a
+supported extension that is not a regular file (a FIFO, a socket, a device): it is never
+opened, since reading a FIFO would wait forever. (A file that cannot be stat'ed, such as a
+broken symlink, is kept, so that reading it fails with a message naming it.) A path named on
+the command line must be a regular file or a folder. `--include` /
 `--exclude` globs are matched against the path relative to the folder given (`*` also matches
 "/"; a pattern without "/" also matches the file name alone; `--exclude` also matches a
 folder, e.g. `--exclude drafts`). They apply to files found in folders; a file named on the
@@ -16,6 +20,7 @@ directory.
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from pathlib import Path, PurePosixPath
@@ -72,6 +77,9 @@ def discover(paths: list[str], include: tuple[str, ...] = (),
         p = Path(given)
         if not p.exists():
             raise InputError("no such file or folder", path=given)
+        if not p.is_file() and not p.is_dir():
+            raise InputError("not a regular file or a folder (a FIFO, socket or device?)",
+                             path=given)
         if p.is_file():
             fmt = FORMATS.get(p.suffix.lower())
             if fmt is None:
@@ -102,5 +110,16 @@ def discover(paths: list[str], include: tuple[str, ...] = (),
                 if any(_matches(rel, g, folders=True) for g in exclude):
                     skip("excluded")
                     continue
+                if not _is_regular(full):
+                    skip("not a regular file")
+                    continue
                 add(full, rel, str(Path(given, rel)), fmt)
     return found
+
+
+def _is_regular(path: Path) -> bool:
+    """A regular file through any symlink, or a path that cannot be stat'ed; never opens it."""
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return True

@@ -1,9 +1,10 @@
 """Read knowledge-base files into documents: one loader per format, all checks up front.
 
 Formats by extension: `.md`/`.markdown` (markdown), `.txt` (text), `.html`/`.htm` (html,
-visible text only, see `html_text`), `.jsonl` (pre-chunked records). Every check that can fail
-on user input happens here, before anything is written, and raises `InputError` naming the file
-(and line, for JSONL):
+visible text only, see `html_text`), `.jsonl` (pre-chunked records), and the parsed formats
+`.pdf`, `.docx` (read as bytes here), `.rst`/`.rest` and `.mdx` (see `extract`). Every check
+that can fail on user input happens here or in `extract`, before anything is written, and
+raises `InputError` naming the file (and line, for JSONL):
 
 - unreadable file, binary file (a NUL byte: this also catches UTF-16), empty file (nothing but
   whitespace, or an HTML page without visible text);
@@ -12,7 +13,9 @@ on user input happens here, before anything is written, and raises `InputError` 
   losing a whole document to one stray Latin-1 byte is worse than one odd character. A UTF-8
   byte-order mark is dropped; line endings are kept as they are, so offsets index the file's
   own text;
-- JSONL: a line that is not a JSON object, an `id` that is not a non-empty string or integer,
+- JSONL: a line that is not a JSON object, a string holding a lone surrogate (a `\\ud800`
+  escape without its pair: not Unicode, so it could not be stored or printed), an `id` that is
+  not a non-empty string or integer,
   a `text` that is not a non-empty string, a `metadata` that is not an object, or an `id`
   repeated within the file.
 """
@@ -32,8 +35,10 @@ from builder.ingest.blocks import Block
 
 FORMATS = {
     ".md": "markdown", ".markdown": "markdown", ".txt": "text", ".html": "html",
-    ".htm": "html", ".jsonl": "jsonl",
+    ".htm": "html", ".jsonl": "jsonl", ".pdf": "pdf", ".docx": "docx", ".rst": "rst",
+    ".rest": "rst", ".mdx": "mdx",
 }
+BINARY_FORMATS = {"pdf", "docx"}  # hashed as bytes, parsed by `extract`
 
 
 class JsonlRecord(BaseModel):
@@ -89,15 +94,22 @@ class LoadedDocument:
     text: str = ""
     records: list[Record] = field(default_factory=list)
     title: str | None = None
-    blocks: list[Block] | None = None  # set when the format was parsed already (HTML)
+    blocks: list[Block] | None = None  # set once a parsed format was parsed (`extract`)
+    raw: bytes | None = None  # the file's bytes, for binary formats until parsed
+    pages: list[int] | None = None  # PDF: offset in `text` where each page starts
+    whole_file: bool = True  # False for a JSONL group named by its records' `source`
+
+
+def read_bytes(path: Path, display: str) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read file ({exc.strerror or exc})", path=display) from exc
 
 
 def read_text(path: Path, display: str, warn: Callable[[str], None]) -> str:
     """The file's text (see the module docstring for the decoding policy)."""
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise InputError(f"cannot read file ({exc.strerror or exc})", path=display) from exc
+    data = read_bytes(path, display)
     nul = data.find(b"\x00")
     if nul != -1:
         raise InputError(f"binary file (NUL byte at offset {nul}); save it as UTF-8 text",
@@ -122,10 +134,16 @@ def text_hash(text: str) -> str:
 
 def load_file(path: Path, doc_id: str, display: str, fmt: str,
               warn: Callable[[str], None]) -> list[LoadedDocument]:
-    """The document(s) in one file: one for markdown/text/html, one per source for JSONL.
+    """The document(s) in one file: one per file, or one per source for JSONL.
 
-    HTML is decoded and hashed here but its visible text is extracted only when the document
-    has to be (re)chunked, so unchanged pages cost a read and a hash."""
+    Parsed formats (HTML, PDF, DOCX, RST, MDX) are read and hashed here but parsed only when
+    the document has to be (re)chunked, so unchanged files cost a read and a hash."""
+    if fmt in BINARY_FORMATS:
+        data = read_bytes(path, display)
+        if not data.strip():
+            raise InputError("file is empty", path=display)
+        return [LoadedDocument(doc_id, path, display, fmt, hashlib.sha256(data).hexdigest(),
+                               raw=data)]
     text = read_text(path, display, warn)
     if fmt == "jsonl":
         return _jsonl_documents(text, path, doc_id, display)
@@ -135,6 +153,7 @@ def load_file(path: Path, doc_id: str, display: str, fmt: str,
 def _jsonl_documents(text: str, path: Path, doc_id: str, display: str) -> list[LoadedDocument]:
     groups: dict[str, list[Record]] = {}
     first_line: dict[str, int] = {}
+    unsourced = False  # some records have no `source`: they form the file's own document
     for number, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
@@ -148,6 +167,12 @@ def _jsonl_documents(text: str, path: Path, doc_id: str, display: str) -> list[L
         if not isinstance(raw, dict):
             raise InputError("expected a JSON object with \"id\" and \"text\"", path=display,
                              line=number)
+        if "\\u" in line:
+            where = _lone_surrogate(raw)
+            if where is not None:
+                raise InputError(f"field \"{where}\": lone surrogate (a \\ud800-\\udfff "
+                                 f"escape without its pair is not Unicode text)", path=display,
+                                 line=number)
         try:
             rec = JsonlRecord.model_validate(raw)
         except ValidationError as exc:
@@ -164,6 +189,8 @@ def _jsonl_documents(text: str, path: Path, doc_id: str, display: str) -> list[L
         metadata.update(rec.model_extra or {})
         groups.setdefault(rec.source or doc_id, []).append(
             Record(rec.id, rec.text, rec.title, metadata, number))
+        if rec.source is None:
+            unsourced = True
     if not groups:
         raise InputError("file is empty (no records)", path=display)
     docs = []
@@ -173,5 +200,28 @@ def _jsonl_documents(text: str, path: Path, doc_id: str, display: str) -> list[L
             sort_keys=True)
         title = next((r.title for r in records if r.title), None) or source
         docs.append(LoadedDocument(source, path, display, "jsonl", text_hash(canonical),
-                                   records=records, title=title))
+                                   records=records, title=title,
+                                   whole_file=unsourced and source == doc_id))
     return docs
+
+
+def _lone_surrogate(value: Any, where: str = "") -> str | None:
+    """Dotted path of the first key or string in `value` holding a lone surrogate, or None."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return where or "record"
+        return None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found = _lone_surrogate(key, where or "record") or _lone_surrogate(
+                item, f"{where}.{key}" if where else str(key))
+            if found:
+                return found
+    elif isinstance(value, list):
+        for k, item in enumerate(value):
+            found = _lone_surrogate(item, f"{where}.{k}")
+            if found:
+                return found
+    return None

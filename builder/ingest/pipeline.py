@@ -15,6 +15,11 @@ Idempotent and incremental:
   (documents ingested from elsewhere are never touched). Files skipped by --include/--exclude
   but still on disk are kept. A JSONL file that no longer has a `source` removes that document.
 
+Document ids: a file's document id is its path relative to the folder given on the command
+line, the first time it is ingested; after that the file keeps the id it has in the database,
+however it is named (ingesting `kb/` then `kb/sub/` does not duplicate `kb/sub/page.html` as
+`page.html`). The same holds for the records without a `source` of a JSONL file.
+
 Chunk ids: a file's chunks get `<document id>#<first 12 hex of sha256(chunk text)>` (with `-2`,
 `-3`... for repeated identical text in one document), stable across runs; JSONL records keep
 their own `id` verbatim. A chunk id used by two documents is an input error.
@@ -36,9 +41,10 @@ from pathlib import Path
 from builder.errors import InputError
 from builder.ingest.blocks import markdown_blocks, text_blocks
 from builder.ingest.chunker import chunk_blocks
-from builder.ingest.discover import discover
-from builder.ingest.html_text import html_to_text
-from builder.ingest.loaders import LoadedDocument, load_file
+from builder.ingest.discover import Discovery, discover
+from builder.ingest.document_text import pages_of
+from builder.ingest.extract import extract
+from builder.ingest.loaders import FORMATS, LoadedDocument, load_file
 from builder.ingest.tokens import encoding
 from builder.store import Store
 from builder.text.language import detect_language
@@ -46,7 +52,7 @@ from builder.store.documents import (
     chunk_owners, delete_document, document_index, save_document,
 )
 
-CHUNKER_VERSION = 1
+CHUNKER_VERSION = 3  # 2: code fences and tables are never split; 3: Markdown front matter dropped
 # Chunk in worker processes (while this one writes) once the documents to (re)chunk hold at
 # least this many characters; smaller ingests stay in one process (starting workers costs more).
 PARALLEL_MIN_CHARS = 4_000_000
@@ -64,6 +70,7 @@ class IngestReport:
     documents_replaced: int = 0
     documents_removed: int = 0
     chunks_added: int = 0
+    chunks_updated: int = 0
     chunks_kept: int = 0
     chunks_removed: int = 0
     skipped: dict[str, int] = field(default_factory=dict)
@@ -77,7 +84,8 @@ class IngestReport:
                if self.skipped else ""),
             f"documents: {self.documents_added} added, {self.documents_unchanged} unchanged, "
             f"{self.documents_replaced} replaced, {self.documents_removed} removed",
-            f"chunks: {self.chunks_added} added, {self.chunks_kept} kept, "
+            f"chunks: {self.chunks_added} added, {self.chunks_updated} updated, "
+            f"{self.chunks_kept} kept, "
             f"{self.chunks_removed} removed",
         ]
         return out
@@ -117,6 +125,8 @@ def ingest_paths(
     report.files = len(found.files)
     signature = chunking_signature(chunk_tokens, overlap)
     known = document_index(store)
+    file_ids = _file_ids(known)
+    _check_folders_hold_files(found, known)
 
     # 1. Read and check everything; decide what changes. Nothing is written yet.
     seen: dict[str, LoadedDocument] = {}
@@ -124,6 +134,8 @@ def ingest_paths(
     jsonl_files: set[Path] = set()
     for src in found.files:
         for doc in load_file(src.path, src.doc_id, src.display, src.format, on_warning):
+            if doc.whole_file:
+                doc.id = file_ids.get(str(doc.path), doc.id)
             other = seen.get(doc.id)
             if other is not None:
                 raise InputError(f"document id {doc.id!r} also comes from {other.display}; "
@@ -139,8 +151,9 @@ def ingest_paths(
                     and (old["metadata"] or {}).get("chunking") == expected):
                 report.documents_unchanged += 1
                 continue
-            if doc.format == "html":
-                _extract_html(doc)
+            if not extract(doc, on_warning):
+                report.skipped["no text"] = report.skipped.get("no text", 0) + 1
+                continue
             todo.append(doc)
         if src.format == "jsonl":
             jsonl_files.add(src.path)
@@ -167,6 +180,7 @@ def ingest_paths(
         for doc, (row, chunks) in zip(todo, built):
             changes = save_document(store, row, chunks, claim_ids=doc.format == "jsonl")
             report.chunks_added += changes.added
+            report.chunks_updated += changes.updated
             report.chunks_kept += changes.kept
             report.chunks_removed += changes.removed
             if doc.id in known:
@@ -179,14 +193,19 @@ def ingest_paths(
 def _built(todo: list[LoadedDocument], chunk_tokens: int, overlap: int, signature: str,
            parallel_min_chars: int | None) -> Iterator[tuple[dict, list[dict]]]:
     """`_build` of every document of `todo`, in order: in this process for small ingests,
-    otherwise in forked worker processes, a few batches ahead of the caller (who writes)."""
+    otherwise in worker processes, a few batches ahead of the caller (who writes).
+
+    Whether workers are used depends only on the size of the work and the platform, never on
+    what else runs in this process: with no other thread running they are forked and inherit
+    the documents and the loaded encoding (only indices go out); with another thread running,
+    which could hold a lock across a fork, they are started by the forkserver (a clean
+    single-threaded process) and each batch's documents are sent to them."""
     workers = _worker_count()
     sizes = [len(d.text) or sum(len(r.text) for r in d.records) for d in todo]
-    # fork only: workers inherit the loaded documents and encoding instead of receiving them;
-    # and only with no other thread running, which could hold a lock across the fork.
+    methods = multiprocessing.get_all_start_methods()
+    inherit = "fork" in methods and threading.active_count() == 1
     if (parallel_min_chars is None or sum(sizes) < parallel_min_chars or workers < 1
-            or "fork" not in multiprocessing.get_all_start_methods()
-            or threading.active_count() > 1):
+            or not (inherit or "forkserver" in methods)):
         for doc in todo:
             yield _build(doc, chunk_tokens, overlap, signature)
         return
@@ -198,23 +217,31 @@ def _built(todo: list[LoadedDocument], chunk_tokens: int, overlap: int, signatur
             batches.append(range(first, k + 1))
             first, size = k + 1, 0
     global _FORK_STATE
-    # Forked workers inherit the documents (and the loaded encoding): only indices go out and
-    # only built rows come back. Workers never touch the parent's SQLite connection.
-    _FORK_STATE = (todo, chunk_tokens, overlap, signature)
-    encoding()  # load the BPE once, before forking, so no worker has to
+    # Only built rows come back. Workers never touch the parent's SQLite connection.
+    if inherit:
+        _FORK_STATE = (todo, chunk_tokens, overlap, signature)
+        encoding()  # load the BPE once, before forking, so no worker has to
     pending: deque[Future] = deque()
-    executor = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"))
+    executor = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(
+        "fork" if inherit else "forkserver"))
+
+    def submit(batch: range) -> Future:
+        if inherit:
+            return executor.submit(_build_batch, batch.start, batch.stop)
+        return executor.submit(_build_docs, todo[batch.start:batch.stop], chunk_tokens,
+                               overlap, signature)
+
     try:
         queued = iter(batches)
         for batch in queued:
-            pending.append(executor.submit(_build_batch, batch.start, batch.stop))
+            pending.append(submit(batch))
             if len(pending) >= _IN_FLIGHT * workers:
                 break
         while pending:
             results = pending.popleft().result()
             nxt = next(queued, None)
             if nxt is not None:
-                pending.append(executor.submit(_build_batch, nxt.start, nxt.stop))
+                pending.append(submit(nxt))
             yield from results
     finally:
         _FORK_STATE = None
@@ -229,7 +256,12 @@ _FORK_STATE: tuple | None = None
 def _build_batch(start: int, stop: int) -> list[tuple[dict, list[dict]]]:
     """In a forked worker: `_build` of todo[start:stop] (todo as inherited from the parent)."""
     todo, chunk_tokens, overlap, signature = _FORK_STATE
-    return [_build(doc, chunk_tokens, overlap, signature) for doc in todo[start:stop]]
+    return _build_docs(todo[start:stop], chunk_tokens, overlap, signature)
+
+
+def _build_docs(docs: list[LoadedDocument], chunk_tokens: int, overlap: int,
+                signature: str) -> list[tuple[dict, list[dict]]]:
+    return [_build(doc, chunk_tokens, overlap, signature) for doc in docs]
 
 
 def _worker_count() -> int:
@@ -243,15 +275,33 @@ def _worker_count() -> int:
     return 0 if cores < 2 else max(2, min(4, cores - 1))
 
 
+def _check_folders_hold_files(found: Discovery, known: dict[str, dict]) -> None:
+    """A folder given on the command line with nothing to ingest in it is an input error (a
+    wrong path, or files of a type golden does not read), unless documents were ingested from
+    it before: then its files were deleted, and their documents are removed."""
+    for root in found.roots:
+        if any(_is_under(str(f.path), root) for f in found.files):
+            continue
+        if any(_is_under(row["path"], root) for row in known.values()):
+            continue
+        why = ", ".join(f"{n} {reason}" for reason, n in sorted(found.skipped.items()))
+        raise InputError(f"no files to ingest in this folder{f' (skipped {why})' if why else ''};"
+                         f" golden reads {', '.join(sorted(FORMATS))}", path=str(root))
+
+
+def _file_ids(known: dict[str, dict]) -> dict[str, str]:
+    """Absolute path -> id of the stored document that is that whole file (any file but a
+    JSONL one, and a JSONL file's records without a `source`)."""
+    ids = {}
+    for doc_id, row in known.items():
+        meta = row["metadata"] or {}
+        if meta.get("chunking") != "jsonl" or meta.get("unsourced"):
+            ids[row["path"]] = doc_id
+    return ids
+
+
 def _is_under(path: str, root: Path) -> bool:
     return path.startswith(str(root).rstrip("/") + "/")
-
-
-def _extract_html(doc: LoadedDocument) -> None:
-    text, blocks, title = html_to_text(doc.text)
-    if not text.strip():
-        raise InputError("no visible text in this HTML page", path=doc.display)
-    doc.text, doc.title, doc.blocks = text, title or None, blocks
 
 
 def _check_custom_ids(store: Store, todo: list[LoadedDocument], rewritten: set[str]) -> None:
@@ -308,13 +358,15 @@ def _build(doc: LoadedDocument, chunk_tokens: int, overlap: int,
             "id": chunk_id, "seq": seq, "text": piece.text, "title": title,
             "heading_path": piece.heading_path, "char_start": piece.char_start,
             "char_end": piece.char_end, "n_tokens": piece.n_tokens,
-            "language": detect_language(piece.text), "metadata": None,
+            "language": detect_language(piece.text),
+            "metadata": {"pages": pages_of(doc.pages, piece.char_start, piece.char_end)}
+            if doc.pages else None,
         })
     row = {
         "id": doc.id, "path": str(doc.path), "title": title, "format": doc.format,
         "content_hash": doc.content_hash, "n_chars": len(doc.text),
         "n_tokens": chunking.n_tokens, "language": detect_language(doc.text),
-        "metadata": {"chunking": signature},
+        "metadata": {"chunking": signature} | ({"pages": len(doc.pages)} if doc.pages else {}),
     }
     return row, chunks
 
@@ -336,6 +388,7 @@ def _build_jsonl(doc: LoadedDocument) -> tuple[dict, list[dict]]:
         "id": doc.id, "path": str(doc.path), "title": doc.title, "format": "jsonl",
         "content_hash": doc.content_hash, "n_chars": total_chars, "n_tokens": total_tokens,
         "language": detect_language(" ".join(r.text for r in doc.records[:50])),
-        "metadata": {"chunking": "jsonl", "source_file": doc.display},
+        "metadata": {"chunking": "jsonl", "source_file": doc.display}
+        | ({"unsourced": True} if doc.whole_file else {}),
     }
     return row, chunks

@@ -21,6 +21,7 @@ What a call to `structured()` guarantees:
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import email.utils
 import hashlib
 import json
@@ -133,6 +134,7 @@ class OpenAIClient:
         self._sdk: openai.AsyncOpenAI | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._sem: asyncio.Semaphore | None = None
+        self._inflight: dict[str, asyncio.Future] = {}
         self._modes = llm_calls.load_response_modes(store)
         self._confirmed = set(self._modes)
         self._format_prompt = load_prompt("llm_format")
@@ -188,6 +190,35 @@ class OpenAIClient:
         if self.dry_run:
             return self._estimate(messages, output, model, params.max_tokens)
 
+        # Single flight: an identical request already in flight (two candidates asking the same
+        # question of the same passages) is awaited, not sent twice.
+        while (flight := self._inflight.get(key)) is not None:
+            try:
+                shared = await asyncio.shield(flight)
+            except asyncio.CancelledError:
+                if flight.cancelled() and not asyncio.current_task().cancelling():
+                    continue  # its sender stopped (budget, Ctrl-C, a fatal error): send it here
+                raise
+            self._stats["cached"] += 1
+            return dataclasses.replace(shared, cached=True)
+        flight = asyncio.get_running_loop().create_future()
+        self._inflight[key] = flight
+        try:
+            result = await self._call_endpoint(prompt, messages, output, model, call_params,
+                                               key, stage, role)
+        except BaseException:
+            flight.cancel()
+            raise
+        else:
+            flight.set_result(result)
+            return result
+        finally:
+            self._inflight.pop(key, None)
+
+    async def _call_endpoint(self, prompt: Prompt, messages: list[dict], output: type[T],
+                             model: str, call_params: dict, key: str, stage: str,
+                             role: str) -> LLMResult[T]:
+        """The network path of `structured`: one call, recorded in llm_calls."""
         self._check_budget()
         sdk, sem = self._sdk_for_loop()
         async with sem:

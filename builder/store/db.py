@@ -9,11 +9,18 @@ measured on this machine kind (see shared/MEASURED.md):
   process writes, and busy_timeout does not help there.
 - The connection runs in autocommit mode (`isolation_level=None`) so Python never opens a
   deferred transaction behind our back; sqlite-utils' own writes nest inside ours as savepoints.
+
+Storage faults are one line naming the file, never a traceback (`storage_error`, also used by
+the CLI for anything that escapes): a read-only file or folder, a full disk, an I/O error (the
+transaction is rolled back, so nothing is half-written: exit 1), a file that is not a golden
+database (exit 2), and a database written by a newer golden, refused on open, before anything
+is written, naming its schema version and this golden's.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 import sqlite3
 import threading
 from collections.abc import Iterator
@@ -21,7 +28,8 @@ from pathlib import Path
 
 import sqlite_utils
 
-from builder.errors import InputError
+from builder import __version__
+from builder.errors import GoldenError, InputError, JobError
 
 BUSY_TIMEOUT_MS = 30_000
 
@@ -40,6 +48,61 @@ def _refuse_foreign(conn: sqlite3.Connection, path: str | Path) -> None:
                          path=str(path))
 
 
+def storage_error(exc: BaseException, path: str | Path) -> GoldenError | None:
+    """The one-line error for a storage fault of the database at `path` (None: not one)."""
+    where = str(path)
+    if isinstance(exc, sqlite3.Error):
+        name = getattr(exc, "sqlite_errorname", "") or ""
+        text = str(exc)
+        if name.startswith("SQLITE_READONLY") or "readonly" in text:
+            return JobError(f"the database is read-only ({text}); golden writes to it on every "
+                            f"command: make the file and its folder writable", path=where)
+        if name.startswith("SQLITE_FULL") or "disk is full" in text:
+            return JobError(f"disk full ({text}); the write in progress was rolled back, "
+                            f"nothing is half-written: free some space and run the command "
+                            f"again", path=where)
+        if name.startswith("SQLITE_CANTOPEN") or "unable to open" in text:
+            return JobError(f"cannot open the database ({text}); golden needs to read and "
+                            f"write the file and to create its -wal and -shm files beside it",
+                            path=where)
+        if name.startswith("SQLITE_IOERR") or "disk I/O error" in text:
+            return JobError(f"I/O error ({text}): the disk may be full or failing; the write "
+                            f"in progress was rolled back", path=where)
+        if name.startswith(("SQLITE_NOTADB", "SQLITE_CORRUPT")):
+            return InputError(f"not a golden database ({text})", path=where)
+        if name.startswith("SQLITE_BUSY") or "locked" in text:
+            return JobError(f"the database stayed locked by another process ({text})",
+                            path=where)
+        return None
+    if isinstance(exc, OSError):
+        return JobError(exc.strerror or str(exc), path=exc.filename or where)
+    return None
+
+
+def _refuse_newer(conn: sqlite3.Connection, path: str | Path) -> None:
+    """A database migrated by a newer golden (a migration this golden does not know, or a
+    higher schema version) is refused before anything is written: an older golden would
+    misread it, and migrating it backwards is not possible."""
+    from builder.store.migrations import known_migrations
+
+    stored = conn.execute("PRAGMA user_version").fetchone()[0]
+    has_log = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = "
+                           "'_sqlite_migrations'").fetchone()
+    applied = [r[0] for r in conn.execute(
+        "SELECT name FROM _sqlite_migrations WHERE migration_set = 'golden' ORDER BY rowid")
+    ] if has_log else []
+    known = known_migrations()
+    unknown = [name for name in applied if name not in known]
+    if not unknown and stored <= len(known):
+        return
+    conn.close()
+    theirs = max(stored, len(applied))
+    extra = f" (migrations unknown here: {', '.join(unknown[:3])})" if unknown else ""
+    raise JobError(f"written by a newer golden: database schema version {theirs}{extra}; this "
+                   f"golden {__version__} reads schema version {len(known)} or older. Upgrade "
+                   f"golden to use this database", path=str(path))
+
+
 class Store:
     """One SQLite database file, migrated to the current schema on open.
 
@@ -52,6 +115,9 @@ class Store:
             parent = self.path.resolve().parent
             if not parent.is_dir():
                 raise InputError("folder does not exist", path=str(parent))
+            if self.path.exists() and not os.access(self.path, os.W_OK):
+                raise JobError("the database is read-only; golden writes to it on every "
+                               "command: make the file writable", path=str(path))
         try:
             conn = sqlite3.connect(
                 str(path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
@@ -59,10 +125,14 @@ class Store:
             )
             conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
             _refuse_foreign(conn, path)  # before WAL: that pragma alone would change the file
+            _refuse_newer(conn, path)
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute("PRAGMA foreign_keys=ON")
         except sqlite3.DatabaseError as exc:
+            fault = storage_error(exc, path)
+            if fault is not None and not isinstance(fault, InputError):
+                raise fault from exc
             raise InputError(f"not a golden database ({exc})", path=str(path)) from exc
         self.conn = conn
         self.db = sqlite_utils.Database(conn)
@@ -70,7 +140,11 @@ class Store:
         if migrate:
             from builder.store.migrations import apply_migrations
 
-            apply_migrations(self)
+            try:
+                apply_migrations(self)
+            except JobError:
+                conn.close()
+                raise
 
     @contextlib.contextmanager
     def write(self) -> Iterator[sqlite_utils.Database]:
@@ -84,15 +158,24 @@ class Store:
                 with self.db.atomic():
                     yield self.db
                 return
-            self.conn.execute("BEGIN IMMEDIATE")
             try:
-                yield self.db
-            except BaseException:
+                self.conn.execute("BEGIN IMMEDIATE")
+                try:
+                    yield self.db
+                except BaseException:
+                    if self.conn.in_transaction:
+                        self.conn.execute("ROLLBACK")
+                    raise
+                else:
+                    self.conn.execute("COMMIT")
+            except sqlite3.Error as exc:
+                fault = storage_error(exc, self.path)
+                if fault is None:
+                    raise
                 if self.conn.in_transaction:
-                    self.conn.execute("ROLLBACK")
-                raise
-            else:
-                self.conn.execute("COMMIT")
+                    with contextlib.suppress(sqlite3.Error):
+                        self.conn.execute("ROLLBACK")
+                raise fault from exc
 
     def query(self, sql: str, params: tuple | list | dict = ()) -> list[dict]:
         """Run a read query and return rows as dicts (all rows: callers page with LIMIT)."""

@@ -30,12 +30,15 @@ _INSERT_FROM_JSON = (
     + ", ".join(f"json_extract(value, '$[{k}]')" for k in range(len(_CHUNK_COLUMNS)))
     + " FROM json_each(?)"
 )
+_INSERT_ROW = (f"INSERT INTO chunks ({', '.join(_CHUNK_COLUMNS)}) "
+               f"VALUES ({', '.join('?' * len(_CHUNK_COLUMNS))})")
 
 
 @dataclass
 class ChunkChanges:
     added: int = 0
-    kept: int = 0
+    updated: int = 0  # same id, new content (a JSONL record whose text or metadata changed)
+    kept: int = 0  # same id, same content
     removed: int = 0
 
 
@@ -125,16 +128,21 @@ def save_document(store: Store, document: dict, chunks: list[dict], *,
                     f"({','.join('?' * len(batch))})", [doc_id, *batch])
         inserts = [r for r in rows if r[0] not in existing]
         updates = [r[2:] + (r[0],) for r in rows if r[0] in existing and existing[r[0]] != r]
-        if inserts:
-            # One statement for all rows: SQLite inserts them (and runs the FTS triggers) in C
-            # with the GIL released once, instead of once per row as executemany does, so a
-            # writer thread really runs alongside the chunker (see builder/ingest/pipeline.py).
-            conn.execute(_INSERT_FROM_JSON, (json.dumps(inserts, ensure_ascii=False),))
+        # One statement for all rows: SQLite inserts them (and runs the FTS triggers) in C
+        # with the GIL released once, instead of once per row as executemany does. But
+        # json_extract cuts a string at a NUL character, so rows holding one are bound as
+        # parameters instead, which keeps every character.
+        plain, with_nul = [], []
+        for r in inserts:
+            (with_nul if any(isinstance(v, str) and "\x00" in v for v in r) else plain).append(r)
+        if plain:
+            conn.execute(_INSERT_FROM_JSON, (json.dumps(plain, ensure_ascii=False),))
+        conn.executemany(_INSERT_ROW, with_nul)
         conn.executemany(
             "UPDATE chunks SET " + ", ".join(f"{c} = ?" for c in _CHUNK_COLUMNS[2:])
             + " WHERE id = ?", updates)
-        changes.added, changes.removed = len(inserts), len(gone)
-        changes.kept = len(rows) - len(inserts)
+        changes.added, changes.removed, changes.updated = len(inserts), len(gone), len(updates)
+        changes.kept = len(rows) - len(inserts) - len(updates)
     return changes
 
 

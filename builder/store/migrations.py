@@ -310,12 +310,20 @@ def m004_review_search_and_counts(db: Database) -> None:
     db.execute("INSERT INTO candidates_fts (candidates_fts) VALUES ('rebuild')")
 
 
+def known_migrations() -> list[str]:
+    """Names of this golden's migrations, in order; their count is the schema version."""
+    return [m.name for m in migrations._migrations]  # sqlite-utils keeps them in this list
+
+
 def apply_migrations(store: "Store") -> None:
-    """Bring the file to the current schema; safe when several processes open it at once."""
+    """Bring the file to the current schema; safe when several processes open it at once.
+    Records the schema version in `PRAGMA user_version` too, so a newer golden's file is
+    recognised even by a check that does not read the migrations table."""
     if not migrations.pending(store.db):
         return
     with store.write():
         migrations.apply(store.db)
+        store.conn.execute(f"PRAGMA user_version = {len(known_migrations())}")
 
 
 def schema_version(store: "Store") -> list[str]:

@@ -342,7 +342,8 @@ def _loads(value: str | None, default: Any) -> Any:
 def get_candidate(store: Store, candidate_id: str) -> dict | None:
     """Everything the detail view shows: the candidate row (JSON columns parsed), `tags`, and
     `sources`: one entry per hop in order, each a list of chunks {id, text, title,
-    heading_path (list), document_id, document_title, evidence: [{quote, start, end}]}."""
+    heading_path (list), document_id, document_title, pages (PDF page numbers, else []),
+    evidence: [{quote, start, end}]}."""
     rows = store.query("SELECT * FROM candidates WHERE id = ?", (candidate_id,))
     if not rows:
         return None
@@ -359,12 +360,15 @@ def get_candidate(store: Store, candidate_id: str) -> dict | None:
     chunks: dict[str, dict] = {}
     if wanted:
         for row in store.query(
-            "SELECT ch.id, ch.text, ch.title, ch.heading_path, ch.document_id,"
+            "SELECT ch.id, ch.text, ch.title, ch.heading_path, ch.document_id, ch.metadata,"
             " COALESCE(d.title, d.id) AS document_title FROM chunks ch"
             " LEFT JOIN documents d ON d.id = ch.document_id"
             f" WHERE ch.id IN ({', '.join('?' * len(wanted))})", wanted,
         ):
             row["heading_path"] = _loads(row["heading_path"], [])
+            pages = (_loads(row.pop("metadata"), None) or {}).get("pages")
+            row["pages"] = [p for p in pages if isinstance(p, int)] if isinstance(
+                pages, list) else []
             row["evidence"] = []
             chunks[row["id"]] = row
     for ev in cand["evidence"] if isinstance(cand["evidence"], list) else []:

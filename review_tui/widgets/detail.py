@@ -12,6 +12,7 @@ from rich.text import Text
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
+from builder.ingest.document_text import pages_label
 from review_tui.safe_text import safe_text, visible
 
 H = "bold underline"
@@ -150,6 +151,9 @@ def render_candidate(c: dict, pending_status: str | None = None) -> Text:
             if isinstance(heading, list) and heading:
                 out.append(" › " + " › ".join(visible(str(h), multiline=False)
                                               for h in heading))
+            pages = chunk.get("pages") or []
+            if pages:
+                out.append(f" · {pages_label(pages)}", LABEL)
             out.append(f"  [{visible(chunk['id'], multiline=False)}]", DIM)
             out.append("\n")
             if chunk.get("missing"):
