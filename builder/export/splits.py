@@ -189,7 +189,7 @@ def assign_splits(strata: Sequence[int], group_keys: Sequence[int], n_strata: in
             per_stratum[strata[m]] = per_stratum.get(strata[m], 0) + 1
             in_multi[m] = 1
 
-        def cost(k: int) -> tuple:
+        def cost(k: int, size: int = size, per_stratum: dict = per_stratum) -> tuple:
             overflow = max(0, load[k] + size - overall[k]) - max(0, load[k] - overall[k])
             over = sum(max(0, actual[st][k] + c - targets[st][k])
                        - max(0, actual[st][k] - targets[st][k]) for st, c in per_stratum.items())
