@@ -241,6 +241,8 @@ def assess(fact: dict, common: frozenset[str] = frozenset()) -> Worth:
         return Worth(False, f"starts with {words[0]!r}, which needs the sentence before")
 
     value = answer_target({**fact, "text": text}) or _bare_number(text)  # the cell record too
+    if value is not None and not re.search(r"\w", value):
+        return Worth(False, "its value is a symbol (a table's check mark), not words")
     if value and key_terms(value) != key_terms(text) and not _inside_a_name(text, value):
         # a limit keeps its comparator: "at least 8 weeks", not "8 weeks" -- the bare value
         # would be a wrong answer, and hiding "within 14 days" gets a question about a
