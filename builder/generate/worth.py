@@ -49,6 +49,9 @@ META = re.compile(
     r"\b(diese[rs]?) (seite|abschnitt|anleitung|dokument)\b|\bweitere informationen\b|"
     r"\b(esta|este) (página|seção|guia)\b|\bmais informações\b|"
     r"\b(questa|questo) (pagina|sezione|guida)\b|\bper maggiori informazioni\b", re.I)
+# "For example, a site with the ID `my-site` ...": an illustration, not a fact to ask about.
+EXAMPLE = re.compile(r"^\W*(for example|for instance|e\.g\.|por ejemplo|p\. ?ej\.|par exemple|"
+                     r"zum beispiel|z\. ?b\.|por exemplo|ad esempio|per esempio)\b", re.I)
 # A first word that needs the sentence before it to mean anything.
 NEEDS_ANTECEDENT = frozenset(
     """it this that these those they them he she its their such
@@ -235,6 +238,8 @@ def assess(fact: dict, common: frozenset[str] = frozenset()) -> Worth:
         return Worth(False, "empty")
     if META.search(text):
         return Worth(False, "about the document, not the subject")
+    if EXAMPLE.match(text):
+        return Worth(False, "an example, not a rule of the subject")
     if _link_share(text, raw) > 0.6:
         return Worth(False, "mostly a link")
     if words[0].casefold() in NEEDS_ANTECEDENT:
