@@ -187,8 +187,8 @@ def test_claim_next_skips_decided_and_kept_wraps_and_brings_skips_back_last(stor
     rows = review_queue.page_candidates(store, f, 0, 5)
     review_log.record_decision(store, "c000001", "ann", "accept")
     review_log.record_decision(store, "c000003", "ann", "skip")
-    claim = lambda after, keep=(), count=1: review_leases.claim_next(
-        store, f, "ann", "s1", after_key=after, keep=keep, count=count)
+    claim = lambda after, keep=(), count=1: [cid for cid, _ in review_leases.claim_next(
+        store, f, "ann", "s1", after_key=after, keep=keep, count=count)]
     assert claim(rows[2]["sort_key"]) == ["c000004"]
     assert claim(rows[2]["sort_key"], keep=["c000004"]) == ["c000000"]  # wraps
     assert claim(None, keep=["c000000", "c000002", "c000004"]) == ["c000003"]  # my skip, last

@@ -21,6 +21,7 @@ from typing import Any
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
 from builder.errors import InputError
+from builder.review.agreement import cohen_kappa
 
 CATEGORIES = (1, 2, 3, 4, 5)
 METRICS = ("faithfulness", "correctness", "answer_relevancy")
@@ -92,27 +93,9 @@ def read_human_scores(path: str | Path) -> list[HumanScore]:
 
 def quadratic_kappa(pairs: Sequence[tuple[int, int]]) -> float | None:
     """Quadratic-weighted Cohen's kappa over CATEGORIES; None when undefined."""
-    n = len(pairs)
-    if n == 0:
-        return None
     k = len(CATEGORIES)
-    index = {c: i for i, c in enumerate(CATEGORIES)}
-    observed = [[0.0] * k for _ in range(k)]
-    hist_a = [0.0] * k
-    hist_b = [0.0] * k
-    for a, b in pairs:
-        observed[index[a]][index[b]] += 1
-        hist_a[index[a]] += 1
-        hist_b[index[b]] += 1
-    num = den = 0.0
-    for i in range(k):
-        for j in range(k):
-            w = (i - j) ** 2 / (k - 1) ** 2
-            num += w * observed[i][j]
-            den += w * hist_a[i] * hist_b[j] / n
-    if den == 0:
-        return None
-    return 1 - num / den
+    return cohen_kappa(pairs, weight=lambda a, b: (a - b) ** 2 / (k - 1) ** 2,
+                       categories=CATEGORIES)
 
 
 def agreement(pairs: Sequence[tuple[int, int]]) -> dict[str, Any]:

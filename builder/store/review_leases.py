@@ -42,10 +42,11 @@ def _renew(store: Store, session: str, keep: Sequence[str], expires: float) -> N
 
 def claim_next(store: Store, f: CandidateFilter, annotator: str, session: str, *,
                after_key: tuple | None = None, count: int = 1, keep: Sequence[str] = (),
-               ttl: float = LEASE_SECONDS) -> list[str]:
-    """Lease and return up to `count` more candidates for `annotator`, in `f`'s order after
-    `after_key` (wrapping to the start). The session's leases on `keep` are renewed and its
-    other leases released in the same transaction; `keep` items are never returned again."""
+               ttl: float = LEASE_SECONDS) -> list[tuple[str, tuple]]:
+    """Lease and return up to `count` more candidates for `annotator` as (id, sort key), in
+    `f`'s order after `after_key` (wrapping to the start). The session's leases on `keep` are
+    renewed and its other leases released in the same transaction; `keep` items are never
+    returned again."""
     with store.write():
         now = time.time()
         conn = store.conn
@@ -54,13 +55,13 @@ def claim_next(store: Store, f: CandidateFilter, annotator: str, session: str, *
         got = _open_items(store, f, annotator, session, after_key, count, set(keep), now)
         conn.executemany(
             "INSERT OR REPLACE INTO review_leases (candidate_id, session, annotator, expires_at)"
-            " VALUES (?, ?, ?, ?)", [(cid, session, annotator, now + ttl) for cid in got])
+            " VALUES (?, ?, ?, ?)", [(cid, session, annotator, now + ttl) for cid, _ in got])
         return got
 
 
 def _open_items(store: Store, f: CandidateFilter, annotator: str, session: str,
                 after_key: tuple | None, count: int, exclude: set[str], now: float
-                ) -> list[str]:
+                ) -> list[tuple[str, tuple]]:
     keys, direction = _sort(f)
     where, params = where_clause(f, store)
     others = ("(SELECT count(*) FROM review_leases l WHERE l.candidate_id = c.id"
@@ -85,17 +86,19 @@ def _open_items(store: Store, f: CandidateFilter, annotator: str, session: str,
         ]
     whole = ", ".join(f"{k} {direction}" for k in keys)
     steps = _key_steps(keys, direction, after_key) if after_key is not None else []
-    got: list[str] = []
+    key_cols = ", ".join(keys)
+    got: list[tuple[str, tuple]] = []
     for stage, stage_params in stages:
         for cond, kparams, order in [*steps, ("1", [], whole)]:
             if len(got) >= count:
                 return got
-            skip = sorted(exclude | set(got))
+            skip = sorted(exclude | {cid for cid, _ in got})
             excl = f" AND c.id NOT IN ({', '.join('?' * len(skip))})" if skip else ""
             rows = store.conn.execute(
-                f"SELECT c.id {where} AND {stage} AND {cond}{excl} ORDER BY {order} LIMIT ?",
+                f"SELECT c.id, {key_cols} {where} AND {stage} AND {cond}{excl}"
+                f" ORDER BY {order} LIMIT ?",
                 [*params, *stage_params, *kparams, *skip, count - len(got)]).fetchall()
-            got += [r[0] for r in rows]
+            got += [(r[0], tuple(r[1:])) for r in rows]
     return got
 
 
