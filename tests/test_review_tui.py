@@ -12,7 +12,7 @@ from builder.store import review_log, review_queue
 from review_tui.app import ReviewApp
 from review_tui.screens.calibrate import CalibrationScreen
 from review_tui.screens.edit import EditScreen
-from review_tui.screens.modals import ConfirmScreen, FilterScreen, RejectScreen
+from review_tui.screens.modals import BulkConfirmScreen, FilterScreen, RejectScreen
 from review_tui.screens.review import ReviewScreen
 from tests.support.rows import add_candidates, add_documents
 
@@ -153,7 +153,7 @@ async def test_bulk_accept_behind_confirmation_and_undo_as_one(db):
     async with app.run_test(size=SIZE) as pilot:
         app.screen.apply_filter(review_queue.CandidateFilter(type="reasoning"))
         await pilot.press("A")
-        assert isinstance(app.screen, ConfirmScreen)
+        assert isinstance(app.screen, BulkConfirmScreen)
         await pilot.press("n")  # declined: nothing written
         await settle(app, pilot)
         assert log_rows(db) == []

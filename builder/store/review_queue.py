@@ -192,7 +192,7 @@ _LIST_COLUMNS = """
     c.duplicate_of, c.created_at, c.votes, c.conflict,
     (SELECT group_concat(tg.tag, ' ') FROM candidate_tags tg WHERE tg.candidate_id = c.id)
      AS tags,
-    (SELECT group_concat(l.annotator, ' ') FROM review_leases l WHERE l.candidate_id = c.id
+    (SELECT group_concat(l.annotator, char(31)) FROM review_leases l WHERE l.candidate_id = c.id
      AND l.expires_at > """ + NOW_SQL + """) AS held_by
 """
 
@@ -318,7 +318,7 @@ def review_stats(store: Store, f: CandidateFilter) -> dict[str, Any]:
 
 
 def filter_choices(store: Store) -> dict[str, list]:
-    """Values the filter pickers offer: types, difficulties, verdicts, tags, and documents
+    """Values the filter pickers offer: types, difficulties, verdicts, tags, reviewers, and documents
     ([id, title]) that have candidates. Small distinct scans over indexed columns."""
     q = store.conn.execute
     return {
@@ -327,6 +327,8 @@ def filter_choices(store: Store) -> dict[str, list]:
                                        " WHERE difficulty IS NOT NULL ORDER BY 1")],
         "verdict": [r[0] for r in q("SELECT DISTINCT verdict FROM candidates ORDER BY 1")],
         "tag": [r[0] for r in q("SELECT DISTINCT tag FROM candidate_tags ORDER BY 1")],
+        "reviewer": [r[0] for r in q("SELECT DISTINCT annotator FROM review_votes"
+                                     " ORDER BY 1 LIMIT 200")],
         "document": [list(r) for r in q(
             "SELECT d.id, COALESCE(d.title, d.id) FROM documents d WHERE d.id IN"
             " (SELECT DISTINCT document_id FROM candidates) ORDER BY 2 LIMIT 500")],
