@@ -230,15 +230,15 @@ class FilterScreen(ModalScreen[CandidateFilter | None]):
                     yield Label(name)
                     known = {v for _, v in options}
                     yield Select(options, value=value if value in known else Select.NULL,
-                                 allow_blank=True, id=f"f-{name}")
+                                 allow_blank=True, id=f"f-{name}", compact=True)
                 yield Label("duplicates")
                 yield Select([(d, d) for d in DUPLICATES], value=c.duplicates,
-                             allow_blank=False, id="f-duplicates")
+                             allow_blank=False, id="f-duplicates", compact=True)
                 yield Label("sort")
                 yield Select([(s, s) for s in SORTS], value=c.sort, allow_blank=False,
-                             id="f-sort")
+                             id="f-sort", compact=True)
                 yield Label("search")
-                yield Input(value=c.text, id="f-text")
+                yield Input(value=c.text, id="f-text", compact=True)
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Apply", variant="primary", id="apply")
                 yield Button("Reset to queue", id="reset")

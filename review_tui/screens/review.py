@@ -276,8 +276,8 @@ class ReviewScreen(Screen):
 
     def _claimed(self, generation: int, show: bool, future: asyncio.Future) -> None:
         self._claims -= 1
-        if generation != self._generation:
-            return  # the filter changed meanwhile; its own claim follows
+        if generation != self._generation or not self.is_attached:
+            return  # the filter changed meanwhile (its own claim follows), or we quit
         if future.exception() is not None:
             self.app.notify(str(future.exception()), title="Could not take the next items",
                             severity="error", markup=False)

@@ -215,6 +215,8 @@ class DetailPane(VerticalScroll):
     """Scrollable detail of the current candidate: its state, text and verdicts, then its
     sources (a widget of their own, so `v` can jump to the evidence in one key)."""
 
+    _at_evidence = False
+
     def compose(self):
         yield Static(Text("No candidate selected.", "dim"), id="detail-body")
         yield Static(Text(""), id="detail-sources")
@@ -237,6 +239,7 @@ class DetailPane(VerticalScroll):
             body.update(text)
             sources.update(render_sources(candidate))
         self.scroll_home(animate=False)
+        self._at_evidence = False
 
     def waiting(self) -> None:
         """While the next item is being claimed (a few ms, longer if the database is busy)."""
@@ -246,7 +249,9 @@ class DetailPane(VerticalScroll):
     def toggle_evidence(self) -> None:
         """Scroll so the sources start at the top; if they already do, back to the top."""
         sources = self.query_one("#detail-sources", Static)
-        if self.scroll_y and abs(self.scroll_y - sources.virtual_region.y) < 1:
+        if self.scroll_y and self._at_evidence:
             self.scroll_home(animate=False)
+            self._at_evidence = False
         else:
             self.scroll_to_widget(sources, animate=False, top=True)
+            self._at_evidence = True
