@@ -25,7 +25,6 @@ from builder.store.db import Store
 from builder.store.jsoncols import from_json
 from builder.store.review_log import EDITABLE, _log, _state, apply_action, revert
 from builder.store.review_overlap import get_overlap
-from builder.vocabulary import DECISIONS
 
 EDIT_CONFLICT_TAG = "edit-conflict"
 

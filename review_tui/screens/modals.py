@@ -21,7 +21,7 @@ from textual.widgets.option_list import Option
 from builder.store import Store
 from builder.store.review_queue import DUPLICATES, SORTS, CandidateFilter
 from builder.vocabulary import DIFFICULTIES, REJECT_REASONS, STATUSES, VERDICTS
-from review_tui.safe_text import safe_text, visible
+from review_tui.safe_text import visible
 
 REASON_LABELS = {
     "wrong_answer": "wrong answer",
