@@ -5,8 +5,9 @@ Driven the way people drive it: keys sent with `tmux send-keys` (mostly accept, 
 reject), the screen read back with `tmux capture-pane`. Reports:
 - decisions per second, all three together (limited by the driver's round trips as much as
   by golden: every key waits until the next item is on screen);
-- duplicated non-overlap decisions: candidates outside the overlap share decided by more than
-  one annotator (target 0); overlap items decided by 2 (expected, `--overlap 2` on 10%);
+- duplicated non-overlap decisions: candidates outside the overlap share accepted or rejected
+  by more than one annotator (target 0); overlap items decided by 2 (expected, `--overlap 2`
+  on 10%); skipped items another annotator then decided (expected: a skip hands an item on);
 - lost decisions: decision keys the screens took (the next item appeared) minus decision rows
   in the review log (target 0);
 - first screen (launch -> first candidate on screen) and next-item latency (key -> the next
@@ -192,9 +193,14 @@ def main() -> None:
         logged = dict(s.conn.execute(
             "SELECT annotator, count(*) FROM review_log WHERE action IN ('accept', 'reject',"
             " 'skip') GROUP BY annotator").fetchall())
+        # A skip hands the item on (it is offered to the others): only accept/reject count.
         by_item = s.conn.execute(
             "SELECT candidate_id, count(DISTINCT annotator) FROM review_log WHERE action IN"
-            " ('accept', 'reject', 'skip') GROUP BY candidate_id").fetchall()
+            " ('accept', 'reject') GROUP BY candidate_id").fetchall()
+        skipped_then_decided = s.conn.execute(
+            "SELECT count(DISTINCT s.candidate_id) FROM review_log s JOIN review_log d"
+            " ON d.candidate_id = s.candidate_id AND d.annotator <> s.annotator"
+            " AND d.action IN ('accept', 'reject') WHERE s.action = 'skip'").fetchone()[0]
         leases = s.conn.execute("SELECT count(*) FROM review_leases").fetchone()[0]
     duplicated = sum(1 for cid, n in by_item if n > 1 and overlap_slot(cid) >= 0.1)
     overlap_twice = sum(1 for cid, n in by_item if n > 1 and overlap_slot(cid) < 0.1)
@@ -204,7 +210,8 @@ def main() -> None:
           f"{total / elapsed:.1f} decisions/s ({', '.join(f'{n} {sent[n]}' for n in names)})")
     print(f"{'decision rows in the review log':<34} {sum(logged.values())}   lost: {lost}")
     print(f"{'duplicated non-overlap decisions':<34} {duplicated}   (overlap items decided by 2:"
-          f" {overlap_twice}; leases left after quit: {leases})")
+          f" {overlap_twice}; skipped items decided by another: {skipped_then_decided}; leases"
+          f" left after quit: {leases})")
     first_ms = {n: f * 1000 for n, f in firsts.items()}
     print(f"{'first screen, golden review':<34} " + "  ".join(
         f"{n} {v:.0f} ms" for n, v in first_ms.items()) + "  (3rd starts while 2 run)")

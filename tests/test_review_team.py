@@ -107,7 +107,12 @@ def test_two_sessions_never_get_the_same_item_and_leases_end(store):
 
 def test_keep_renews_and_releases_the_rest(store):
     got = claim(store, "ann", "s1", count=3)
-    review_leases.renew(store, "s1", got[:1])
+    store.conn.execute("UPDATE review_leases SET expires_at = 1")
+    review_leases.renew(store, "s1", got[:1])  # the heartbeat extends, releases nothing
+    rows = store.query("SELECT candidate_id FROM review_leases WHERE session = 's1'"
+                       " AND expires_at > 1")
+    assert [r["candidate_id"] for r in rows] == got[:1]
+    claim(store, "ann", "s1", keep=got[:1], count=0)  # a claim drops what it does not keep
     rows = store.query("SELECT candidate_id FROM review_leases WHERE session = 's1'")
     assert [r["candidate_id"] for r in rows] == got[:1]
     assert review_leases.take(store, got[1], "bob", "s2")
@@ -338,3 +343,35 @@ def test_overlap_from_golden_toml_and_bad_values(tmp_path):
     (tmp_path / "golden.toml").write_text("[review]\noverlap = 0\n")
     with pytest.raises(InputError, match="golden.toml:2: review.overlap"):
         overlap_setting(None, None, load_config())
+
+
+def test_the_writer_keeps_a_failing_write_in_order_and_lists_what_it_could_not_save(tmp_path):
+    from builder.errors import JobError, ReviewError
+    from review_tui.writer import DecisionWriter
+
+    db = tmp_path / "g.db"
+    Store(db).close()
+    attempts, done, retries = [], [], []
+
+    def flaky(store, name):
+        attempts.append(name)
+        if len(attempts) < 3:
+            raise JobError("the database stayed locked by another process")
+        done.append(name)
+
+    def refused(store):
+        raise ReviewError("unknown reject reason 'x'")
+
+    writer = DecisionWriter(str(db), on_retry=lambda label, exc, n: retries.append((label, n)))
+    first = writer.submit(flaky, "one", label="accept of c1")
+    second = writer.submit(lambda store: done.append("two"), label="accept of c2")
+    bad = writer.submit(refused, label="reject of c3")
+    assert second.result(timeout=20) is None and first.result(timeout=1) is None
+    assert done == ["one", "two"]  # kept in order behind the retried write
+    assert retries == [("accept of c1", 1), ("accept of c1", 2)]
+    with pytest.raises(ReviewError):
+        bad.result(timeout=5)  # refused for its content: not retried
+    stuck = writer.submit(lambda store: (_ for _ in ()).throw(JobError("disk full")),
+                          label="accept of c4")
+    writer.close(timeout=0.5)
+    assert stuck.done() and writer.unsaved() == ["accept of c4: disk full"]

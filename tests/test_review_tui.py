@@ -309,6 +309,28 @@ async def test_two_apps_never_show_the_same_first_item(db):
     assert decided == [] and len(log_rows(db)) == 12
 
 
+async def test_fast_decisions_keep_every_lined_up_item_leased(db, monkeypatch):
+    import time
+
+    from builder.store import review_leases
+
+    slow = review_leases.claim_next
+    monkeypatch.setattr(review_leases, "claim_next",
+                        lambda *a, **k: (time.sleep(0.05), slow(*a, **k))[1])
+    app = ReviewApp(db, "ann")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        for _ in range(8):
+            await pilot.press("a")  # faster than the writer: claims would overlap
+        await settle(app, pilot)
+        screen = app.screen
+        lined_up = {screen.current_id, *(cid for cid, _ in screen.offers)}
+        with Store(db) as s:
+            leased = {r["candidate_id"] for r in s.query(
+                "SELECT candidate_id FROM review_leases WHERE session = ?", (app.session,))}
+        assert len(lined_up) == 3 and lined_up <= leased
+
+
 async def test_overlap_item_waits_for_the_second_annotator(db):
     one = ReviewApp(db, "ann", overlap=Overlap(2, 1.0))
     async with one.run_test(size=SIZE) as p1:

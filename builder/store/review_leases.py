@@ -120,9 +120,15 @@ def take(store: Store, candidate_id: str, annotator: str, session: str,
 
 
 def renew(store: Store, session: str, keep: Sequence[str], ttl: float = LEASE_SECONDS) -> None:
-    """The session's heartbeat: extend its leases on `keep`, release the others."""
+    """The session's heartbeat: extend its leases on `keep`. Releases nothing (a claim in
+    flight may be adding leases `keep` does not list yet; `claim_next` drops the rest)."""
+    if not keep:
+        return
     with store.write():
-        _renew(store, session, list(keep), time.time() + ttl)
+        store.conn.execute(
+            f"UPDATE review_leases SET expires_at = ? WHERE session = ?"
+            f" AND candidate_id IN ({', '.join('?' * len(keep))})",
+            [time.time() + ttl, session, *keep])
 
 
 def release_session(store: Store, session: str) -> int:

@@ -163,7 +163,9 @@ class ReviewScreen(Screen):
         """Items claimed for this session and lined up after the current one."""
         self.held: set[str] = set()
         """Items this session holds a lease on (the offered current one and `offers`)."""
-        self._claims = 0  # claim jobs in flight
+        self._claims = 0  # claim jobs in flight (0 or 1)
+        self._claim_wanted = False  # another claim asked for while one was in flight
+        self._claim_show = False
         self._last_key: tuple | None = None  # sort key of the last item claimed
         self._last_decided: str | None = None
         self._generation = 0
@@ -267,7 +269,16 @@ class ReviewScreen(Screen):
 
     def _claim(self, count: int, *, show: bool) -> None:
         """Ask the writer to lease `count` more items after the last one claimed; with
-        `show`, open the first of them when they land."""
+        `show`, open the first of them when they land.
+
+        One claim at a time: a claim renews the session's leases on what it keeps and drops
+        the rest, so a second claim sent before the first one's items were added to `keep`
+        would drop them (and another annotator could take them). A claim asked for while one
+        is in flight is sent when that one lands."""
+        if self._claims:
+            self._claim_wanted = True
+            self._claim_show = self._claim_show or show
+            return
         self._claims += 1
         future = asyncio.wrap_future(self.writer.submit(
             review_leases.claim_next, self.filter, self.annotator, self.session,
@@ -276,8 +287,19 @@ class ReviewScreen(Screen):
 
     def _claimed(self, generation: int, show: bool, future: asyncio.Future) -> None:
         self._claims -= 1
-        if generation != self._generation or not self.is_attached:
-            return  # the filter changed meanwhile (its own claim follows), or we quit
+        if not self.is_attached:
+            return  # we quit
+        try:
+            if generation == self._generation:  # else the filter changed: its claim follows
+                self._take_claimed(show, future)
+        finally:
+            if self._claim_wanted:
+                wanted_show, self._claim_wanted, self._claim_show = self._claim_show, False, False
+                need = PREFETCH + (self.current_id is None) - len(self.offers)
+                if need > 0:
+                    self._claim(need, show=wanted_show)
+
+    def _take_claimed(self, show: bool, future: asyncio.Future) -> None:
         if future.exception() is not None:
             self.app.notify(str(future.exception()), title="Could not take the next items",
                             severity="error", markup=False)
