@@ -20,6 +20,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from builder.errors import InputError
+from builder.text.jsonl import jsonl_rows, read_input_text
 from builder.vocabulary import DIFFICULTIES, REJECT_REASONS, TYPES
 
 Action = Literal["accept", "reject", "skip", "edit", "tag", "untag", "undo"]
@@ -69,25 +70,11 @@ def read_log_file(path: str | Path) -> tuple[list[dict], list[int]]:
     """The records of a log file and their line numbers; InputError (file:line) on the first
     line that is not a valid record, or a uid repeated with different content."""
     spath = str(path)
-    p = Path(path)
-    if not p.is_file():
-        raise InputError("file not found", path=spath)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read ({exc})", path=spath) from None
+    text = read_input_text(path)
     records: list[dict] = []
     lines: list[int] = []
     seen: dict[str, dict] = {}
-    for n, line in enumerate(text.split("\n"), 1):  # not splitlines(): U+2028 is data
-        if not line.strip():
-            continue
-        try:
-            raw = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"malformed JSON ({exc.msg})", path=spath, line=n) from None
-        except RecursionError:
-            raise InputError("malformed JSON (nested too deeply)", path=spath, line=n) from None
+    for n, raw in jsonl_rows(text, spath):
         try:
             record = LogRecord.model_validate(raw).model_dump()
         except ValidationError as exc:

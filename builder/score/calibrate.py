@@ -13,7 +13,6 @@ in one category on both sides). A warning is raised under 80% exact agreement.
 from __future__ import annotations
 
 import csv
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -22,6 +21,7 @@ from pydantic import BaseModel, Field, ValidationError, field_validator
 
 from builder.errors import InputError
 from builder.review.agreement import cohen_kappa
+from builder.text.jsonl import jsonl_rows, read_input_text
 
 CATEGORIES = (1, 2, 3, 4, 5)
 METRICS = ("faithfulness", "correctness", "answer_relevancy")
@@ -46,12 +46,7 @@ def read_human_scores(path: str | Path) -> list[HumanScore]:
     """Load a CSV (header row) or JSONL file of human scores; InputError with file:line."""
     spath = str(path)
     p = Path(path)
-    if not p.is_file():
-        raise InputError("file not found", path=spath)
-    try:
-        text = p.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read ({exc})", path=spath) from None
+    text = read_input_text(path, encoding="utf-8-sig")
     rows: list[tuple[int, Any]] = []
     if p.suffix.lower() == ".csv":
         reader = csv.DictReader(text.splitlines())
@@ -65,16 +60,7 @@ def read_human_scores(path: str | Path) -> list[HumanScore]:
             raise InputError(f"malformed CSV ({exc})", path=spath,
                              line=reader.reader.line_num) from None
     else:
-        for n, line in enumerate(text.split("\n"), 1):  # not splitlines(): U+2028 is data
-            if not line.strip():
-                continue
-            try:
-                rows.append((n, json.loads(line)))
-            except json.JSONDecodeError as exc:
-                raise InputError(f"malformed JSON ({exc.msg})", path=spath, line=n) from None
-            except RecursionError:
-                raise InputError("malformed JSON (nested too deeply)", path=spath,
-                                 line=n) from None
+        rows = list(jsonl_rows(text, spath))
     scores = []
     for n, row in rows:
         if not isinstance(row, dict):
