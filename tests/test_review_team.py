@@ -83,12 +83,13 @@ def test_agreement_per_pair_overall_and_on_reasons():
 
 def test_throughput_counts_active_time_only():
     times = ["2025-01-01T10:00:00+00:00", "2025-01-01T10:00:10+00:00",
-             "2025-01-01T10:00:30+00:00", "2025-01-01T11:00:00+00:00",  # a break
+             "2025-01-01T10:00:50+00:00", "2025-01-01T11:00:00+00:00",  # a break
              "2025-01-01T11:00:20+00:00"]
     t = throughput(times)
-    assert t["decisions"] == 5 and t["active_seconds"] == 50
-    assert t["per_hour"] == pytest.approx(3 / 50 * 3600)
+    assert t["decisions"] == 5 and t["active_seconds"] == 70
+    assert t["per_hour"] == pytest.approx(3 / 70 * 3600)
     assert t["median_seconds"] == 20
+    assert throughput(times[:2])["per_hour"] is None  # 10 s of work: no rate yet
 
 
 # ------------------------------------------------------------------ leases

@@ -9,7 +9,7 @@
   and Cohen's kappa over the reasons, per pair and pooled.
 - Throughput per annotator: decisions, active time (gaps between consecutive decisions of at
   most IDLE_SECONDS; a longer gap is a break, not work), decisions per active hour, median
-  seconds per decision.
+  seconds per decision (a rate only after a minute of work).
 
 Every coefficient is None (not NaN) when it is undefined: no pairable items, or no variation
 at all (every vote the same), where chance agreement is 1 and kappa/alpha divide by zero.
@@ -26,6 +26,9 @@ from itertools import combinations
 from typing import Any
 
 IDLE_SECONDS = 300.0
+MIN_ACTIVE_SECONDS = 60.0
+"""Below a minute of work a rate per hour says nothing (two decisions a second apart would
+read as 7,200/h): `per_hour` is None until then."""
 
 
 def cohen_kappa(pairs: Sequence[tuple[Hashable, Hashable]],
@@ -124,10 +127,11 @@ def agreement(votes: Iterable[tuple[str, str, str, str | None]]) -> dict[str, An
 
 def throughput(times: Sequence[str]) -> dict[str, Any]:
     """Throughput from one annotator's decision times (ISO text, ascending): decisions,
-    active_seconds, per_hour (None with no active time), median_seconds (None likewise)."""
+    active_seconds, per_hour (None under MIN_ACTIVE_SECONDS of active time), median_seconds
+    (None with no gap to measure)."""
     stamps = [datetime.fromisoformat(t).timestamp() for t in times]
     gaps = [b - a for a, b in zip(stamps, stamps[1:]) if 0 <= b - a <= IDLE_SECONDS]
     active = sum(gaps)
     return {"decisions": len(stamps), "active_seconds": active,
-            "per_hour": len(gaps) / active * 3600 if active > 0 else None,
+            "per_hour": len(gaps) / active * 3600 if active >= MIN_ACTIVE_SECONDS else None,
             "median_seconds": statistics.median(gaps) if gaps else None}

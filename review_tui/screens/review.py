@@ -470,12 +470,17 @@ class ReviewScreen(Screen):
     def action_decide(self, action: str, reason: str | None = None,
                       note: str | None = None) -> None:
         """Accept / reject / skip the current candidate (a final decision in the
-        adjudication queue), then open the next item lined up for this session."""
+        adjudication queue, where skip passes the item on without recording anything), then
+        open the next item lined up for this session."""
         cid = self.current_id
         if cid is None:
             self.app.bell()
             return
         final = self.adjudicating
+        if final and action == "skip":  # an adjudicator passes: nothing to record
+            self.held.discard(cid)
+            self.open_next()
+            return
         self.list.overlay[cid] = DECIDED_STATUS[action]
         self.list.refresh()
         self.held.discard(cid)
