@@ -25,7 +25,7 @@ _CANDIDATE_COLUMNS = """
     edit_question IS NOT NULL AS edited_question, edit_answer IS NOT NULL AS edited_answer,
     edit_type IS NOT NULL AS edited_type, edit_difficulty IS NOT NULL AS edited_difficulty,
     language, chunk_ids, evidence, seed_fact_id, document_id, generator_model, status, verdict,
-    reviewer, reviewed_at
+    reviewer, reviewed_at, reject_reason, reject_note
 """
 
 _BATCH_LIMIT = 900  # stays far below SQLite's bound on host parameters
