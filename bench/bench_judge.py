@@ -1,37 +1,47 @@
-"""Benchmark: golden's judge against human labels on RAGTruth (QA task, test split).
+"""Benchmark: golden's judge against human hallucination labels.
 
-Source: RAGTruth, https://github.com/ParticleMedia/RAGTruth (MIT), commit
-c103204b9ce28d6bbad859304bf30de72b8ed8fe, files `dataset/response.jsonl` (responses of six LLMs
-with human-annotated hallucination spans) and `dataset/source_info.jsonl` (the question and
-the passages each response was written from). See bench/RAGTRUTH.md; the files are not in
-this repository. `IBM/mt-rag-benchmark` is kept for an independent check and not used here.
+Two public human-annotated sets, one per run (see bench/JUDGE_DATA.md for sources, commits
+and licences; neither is part of this repository, both are read where they lie):
 
-Sample: QA responses of the test split (quality "good" or "incorrect_refusal"; truncated ones
-left out), sorted by id, then a seeded
-`random.sample` of `--n`/2 responses with at least one human-marked hallucination span and
-`--n`/2 without (default 40, seed 15): fixed and balanced, so the same files, n and seed
-always give the same answers.
+- `--faithbench FaithBench.csv`: FaithBench (Bao et al., NAACL 2025), vectara/FaithBench
+  commit cf89797d82812c23b5d5e5c121f1d9b8983bbbce: 800 summaries of 80 passages by 10 LLMs,
+  each read by several human annotators. Only unanimous items are sampled: "hallucinated" =
+  every annotator marked an Unwanted span (worst and best label Unwanted), "faithful" = no
+  annotator marked anything (worst and best label Consistent); the disputed middle is left out.
+  The contexts are the passage, the question is the instruction the summaries were written
+  for. FaithBench chose passages on which automatic detectors disagree, so it is harder than
+  everyday answers.
+- `--ragtruth DIR`: RAGTruth (Niu et al., ACL 2024), ParticleMedia/RAGTruth commit
+  c103204b9ce28d6bbad859304bf30de72b8ed8fe, `response.jsonl` and `source_info.jsonl`: QA
+  responses of the test split (quality "good" or "incorrect_refusal"; truncated ones left
+  out), "hallucinated" = at least one human-marked hallucination span.
+
+Sample: the items sorted by a stable key, then a seeded `random.sample` of `--n`/2
+hallucinated and `--n`/2 faithful ones (default 40, seed 15): fixed and balanced, so the same
+file, n and seed always give the same answers. `IBM/mt-rag-benchmark` is kept for an
+independent check and not used here.
 
 Each answer is judged by golden's own judge (`builder.score.judge`, aspects refusal and
 faithfulness only) through golden's LLM client: the embedded model unless `--base-url` and
 `--model` name another (run it under the shared model lock: `flock /work/notes/model.lock
-python bench/bench_judge.py ...`). The passages are the contexts; the question is RAGTruth's.
+python bench/bench_judge.py ...`).
 
 Printed per metric, judge against reference, over the answers the judge scored:
-- hallucination: judge `hallucination_rate` = 1 (faithfulness <= 2 of 5) vs humans' "has a
-  hallucination span": agreement and Cohen's kappa;
+- hallucination: judge `hallucination_rate` = 1 (faithfulness <= 2 of 5) vs the human label:
+  agreement and Cohen's kappa;
 - unsupported claim: judge found any claim unsupported (supported share < 1) vs the same
   human label;
-- refusal: judge's refusal verdict vs the reference "this answer is a refusal": RAGTruth's
-  annotators flagged it `incorrect_refusal`, or it is the QA prompt's fallback sentence
-  ("Unable to answer based on given passages."): agreement, kappa (undefined when the sample
-  holds no refusal), and the judge's wrong-refusal rate on the other, substantive answers;
+- refusal: judge's refusal verdict vs the reference "this answer is a refusal" (RAGTruth: its
+  annotators flagged it `incorrect_refusal`, or it is the QA prompt's fallback sentence;
+  FaithBench: never): agreement, kappa (undefined when the sample holds no refusal), and the
+  judge's wrong-refusal rate on the other, substantive answers;
 - how many answers the judge could not score, and the calls and time it took.
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import random
 import re
@@ -55,22 +65,17 @@ def read_jsonl(path: Path) -> list[dict]:
         return [json.loads(line) for line in fh if line.strip()]
 
 
-def load_sample(folder: Path, n: int, seed: int, split: str = "test") -> list[dict]:
-    """The fixed, balanced sample (see the module docstring) as plain records."""
+def load_ragtruth(folder: Path, n: int, seed: int, split: str = "test") -> list[dict]:
+    """The fixed, balanced RAGTruth sample (see the module docstring) as plain records."""
     sources = {s["source_id"]: s for s in read_jsonl(folder / "source_info.jsonl")
                if s.get("task_type") == "QA"}
     responses = [r for r in read_jsonl(folder / "response.jsonl")
                  if r.get("source_id") in sources and r.get("split") == split
                  and r.get("quality", "good") in ("good", "incorrect_refusal")]
     responses.sort(key=lambda r: (len(str(r["id"])), str(r["id"])))
-    rng = random.Random(seed)
-    bad = [r for r in responses if r.get("labels")]
-    good = [r for r in responses if not r.get("labels")]
-    half = n // 2
-    if len(bad) < half or len(good) < n - half:
-        raise SystemExit(f"not enough QA responses: {len(bad)} with and {len(good)} without "
-                         f"hallucination spans for n={n}")
-    picked = rng.sample(bad, half) + rng.sample(good, n - half)
+    picked = balanced([r for r in responses if r.get("labels")],
+                      [r for r in responses if not r.get("labels")], n, seed,
+                      "RAGTruth QA responses")
     records = []
     for r in picked:
         info = sources[r["source_id"]]["source_info"]
@@ -84,6 +89,40 @@ def load_sample(folder: Path, n: int, seed: int, split: str = "test") -> list[di
     return records
 
 
+FAITHBENCH_QUESTION = ("Provide a concise summary of the following passage, covering the "
+                      "core pieces of information described.")
+
+
+def balanced(bad: list[dict], good: list[dict], n: int, seed: int, what: str) -> list[dict]:
+    """`n`/2 of `bad` and the rest of `good`, drawn by one seeded generator (inputs sorted)."""
+    half = n // 2
+    if len(bad) < half or len(good) < n - half:
+        raise SystemExit(f"not enough {what}: {len(bad)} hallucinated and {len(good)} "
+                         f"faithful for n={n}")
+    rng = random.Random(seed)
+    return rng.sample(bad, half) + rng.sample(good, n - half)
+
+
+def load_faithbench(path: Path, n: int, seed: int) -> list[dict]:
+    """The fixed, balanced FaithBench sample (see the module docstring) as plain records."""
+    with path.open(encoding="utf-8", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    records = []
+    for number, row in enumerate(rows, 1):
+        labels = {row["worst-label"], row["best-label"]}
+        if labels not in ({"Unwanted"}, {"Consistent"}):
+            continue  # annotators disagreed, or only benign / questionable spans
+        records.append({
+            "id": f"faithbench-{number}", "question": FAITHBENCH_QUESTION,
+            "answer": row["summary"].strip(), "contexts": [row["source"].strip()],
+            "human_hallucination": labels == {"Unwanted"}, "refusal": False,
+            "model": row["LLM"],
+        })
+    return balanced([r for r in records if r["human_hallucination"]],
+                    [r for r in records if not r["human_hallucination"]], n, seed,
+                    "unanimously labelled FaithBench summaries")
+
+
 def agreement_row(name: str, pairs: list[tuple[bool, bool]]) -> str:
     if not pairs:
         return f"{name:<22}{0:>5}{'–':>11}{'–':>9}"
@@ -95,8 +134,11 @@ def agreement_row(name: str, pairs: list[tuple[bool, bool]]) -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--ragtruth", type=Path, required=True,
-                    help="folder holding RAGTruth's response.jsonl and source_info.jsonl")
+    data = ap.add_mutually_exclusive_group(required=True)
+    data.add_argument("--faithbench", type=Path,
+                      help="FaithBench.csv of vectara/FaithBench (see bench/JUDGE_DATA.md)")
+    data.add_argument("--ragtruth", type=Path,
+                      help="folder holding RAGTruth's response.jsonl and source_info.jsonl")
     ap.add_argument("--n", type=int, default=40)
     ap.add_argument("--seed", type=int, default=15)
     ap.add_argument("--base-url", default=None)
@@ -114,7 +156,12 @@ def main() -> None:
     from builder.llm.setup import open_llm, progress_line
     from builder.store import Store
 
-    records = load_sample(args.ragtruth, args.n, args.seed)
+    if args.faithbench:
+        name = "FaithBench (unanimous labels)"
+        records = load_faithbench(args.faithbench, args.n, args.seed)
+    else:
+        name = "RAGTruth QA test split"
+        records = load_ragtruth(args.ragtruth, args.n, args.seed)
     settings = resolve_settings(
         {"base_url": args.base_url, "model": args.model, "api_key": args.api_key,
          "local_model": args.local_model, "concurrency": args.concurrency},
@@ -148,7 +195,7 @@ def main() -> None:
         r["judge"] = {"metrics": m, "details": out.details, "unscored": out.unscored}
 
     bad = sum(r["human_hallucination"] for r in records)
-    print(f"RAGTruth QA test split, {len(records)} answers ({bad} with human-marked "
+    print(f"{name}, {len(records)} answers ({bad} with human-marked "
           f"hallucinations, {sum(r['refusal'] for r in records)} refusals), seed "
           f"{args.seed}; judge model {judge.model}")
     print(f"{'metric':<22}{'n':>5}{'agreement':>11}{'kappa':>11}")
