@@ -124,12 +124,17 @@ def load_faithbench(path: Path, n: int, seed: int) -> list[dict]:
 
 
 def agreement_row(name: str, pairs: list[tuple[bool, bool]]) -> str:
+    """One table row; `pairs` are (judge says yes, reference says yes). The last four columns
+    count both yes, judge-only yes, reference-only yes and both no."""
     if not pairs:
-        return f"{name:<22}{0:>5}{'–':>11}{'–':>9}"
+        return f"{name:<22}{0:>5}{'–':>11}{'–':>11}"
     agree = sum(a == b for a, b in pairs) / len(pairs)
     kappa = cohen_kappa(pairs)
+    cells = [sum(p == want for p in pairs)
+             for want in ((True, True), (True, False), (False, True), (False, False))]
     return (f"{name:<22}{len(pairs):>5}{agree:>11.2f}"
-            f"{('undefined' if kappa is None else f'{kappa:.2f}'):>11}")
+            f"{('undefined' if kappa is None else f'{kappa:.2f}'):>11}"
+            + "".join(f"{c:>7}" for c in cells))
 
 
 def main() -> None:
@@ -198,7 +203,8 @@ def main() -> None:
     print(f"{name}, {len(records)} answers ({bad} with human-marked "
           f"hallucinations, {sum(r['refusal'] for r in records)} refusals), seed "
           f"{args.seed}; judge model {judge.model}")
-    print(f"{'metric':<22}{'n':>5}{'agreement':>11}{'kappa':>11}")
+    print(f"{'metric':<22}{'n':>5}{'agreement':>11}{'kappa':>11}"
+          f"{'both':>7}{'judge':>7}{'human':>7}{'none':>7}")
     print(agreement_row("hallucination", halluc))
     print(agreement_row("unsupported claim", unsupported))
     print(agreement_row("refusal", refusal))
