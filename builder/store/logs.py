@@ -316,3 +316,8 @@ def trend_judged(store: Store, judge_key: str, rate: float, metrics: Sequence[st
         " FROM log_records r JOIN log_evaluations e ON e.record_id = r.id AND e.judge_key = ?"
         f" WHERE r.sample_key < ? AND {where} GROUP BY day ORDER BY day",
         [judge_key, rate, *params])
+
+
+def last_record_at(store: Store) -> str | None:
+    """The time of the newest record (None when there is none): an index lookup."""
+    return store.query("SELECT max(at) AS at FROM log_records")[0]["at"]
