@@ -14,15 +14,22 @@ Two line shapes (both may be mixed with golden's own lines in one file):
 
 From each span only what a record needs is kept (`SpanFacts`), scrubbed before it is staged:
 
-| record field | OpenInference | OpenTelemetry GenAI |
-|---|---|---|
-| query | root span `input.value` (a JSON input: its `query`/`question`/`input` field), else the retriever's `input.value`, else the LLM's last user message (`llm.input_messages.N.message.*`) | `gen_ai.retrieval.query.text`, `gen_ai.input.messages` (last `user` text part) |
-| answer | root `output.value`, else the LLM's `llm.output_messages.0.message.content` | `gen_ai.output.messages` (text parts) |
-| retrieved_ids, contexts | `retrieval.documents.N.document.id` / `.content` of RETRIEVER spans, in start order | `gen_ai.retrieval.documents` (`id`, `content`) of `retrieval` operations |
-| session_id | `session.id` | `gen_ai.conversation.id` |
-| tokens, model | `llm.token_count.prompt`/`.completion`, `llm.model_name` (summed / last over LLM spans) | `gen_ai.usage.input_tokens`/`output_tokens`, `gen_ai.response.model` or `gen_ai.request.model` |
-| timestamp, latency_ms | the root span's start, and its end minus start | same |
-| feedback | `feedback.thumbs` (up/down), `feedback.reason`, `feedback.reasked`, `feedback.handed_off` on any span (golden's convention: no standard names exist) | same |
+- query: the root span's `input.value` (of a JSON input, its `query`/`question`/`input`
+  field), else the retriever's query (`input.value`, GenAI `gen_ai.retrieval.query.text`),
+  else the LLM's last user message (`llm.input_messages.N.message.*`, GenAI
+  `gen_ai.input.messages`);
+- answer: the root's `output.value`, else the LLM's output (`llm.output_messages.0.message.
+  content`, GenAI `gen_ai.output.messages` text parts);
+- retrieved_ids and contexts: `retrieval.documents.N.document.id` / `.content` of RETRIEVER
+  spans (GenAI: `gen_ai.retrieval.documents` items' `id` / `content` of `retrieval`
+  operations), in start order;
+- session_id: `session.id` (GenAI `gen_ai.conversation.id`);
+- tokens and model: `llm.token_count.prompt` / `.completion` (GenAI `gen_ai.usage.input_tokens`
+  / `output_tokens`) summed over LLM spans; `llm.model_name` (GenAI `gen_ai.response.model`,
+  `gen_ai.request.model`) of the last one;
+- timestamp and latency_ms: the root span's start, and its end minus start;
+- feedback: `feedback.thumbs` (up/down), `feedback.reason`, `feedback.reasked`,
+  `feedback.handed_off` on any span (golden's own names: neither convention has any).
 
 The trace id is the record id. A trace whose spans carry no question (a health check, an
 embedding job) is not a RAG request: it is skipped and counted.

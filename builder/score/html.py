@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from html import escape
-from pathlib import Path
 from typing import Any
 
 from builder.score.compare import change_text, deltas_text
