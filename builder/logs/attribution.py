@@ -47,6 +47,14 @@ def _clip(text: Any, limit: int = 160) -> str:
     return s if len(s) <= limit else s[: limit - 1] + "…"
 
 
+def useful_chunk_ids(record: Mapping[str, Any], details: Mapping[str, Any]) -> list[str]:
+    """The retrieved ids whose chunk the judge found useful for the question, in rank order
+    (`context N` when the record logged contexts without ids)."""
+    useful = (details.get("context_relevance") or {}).get("useful") or []
+    ids = record.get("retrieved_ids") or []
+    return [ids[n] if n < len(ids) else f"context {n + 1}" for n, ok in enumerate(useful) if ok]
+
+
 def bad_case(record: Mapping[str, Any], metrics: Mapping[str, float],
              details: Mapping[str, Any]) -> dict[str, Any] | None:
     """The bad case of one record (None when nothing is wrong): cause, signals, evidence.
@@ -54,13 +62,10 @@ def bad_case(record: Mapping[str, Any], metrics: Mapping[str, float],
     it was not judged)."""
     signals: list[str] = []
     evidence: list[str] = []
-    useful_ids: list[str] = []
     relevance = details.get("context_relevance") or {}
     useful = relevance.get("useful") or []
     ids = record.get("retrieved_ids") or []
-    for n, ok in enumerate(useful):
-        if ok:
-            useful_ids.append(ids[n] if n < len(ids) else f"context {n + 1}")
+    useful_ids = useful_chunk_ids(record, details)
 
     refused = metrics.get("wrong_refusal_rate") == 1.0
     if refused:
@@ -118,7 +123,7 @@ def bad_case(record: Mapping[str, Any], metrics: Mapping[str, float],
         "query_id": record["id"], "question": record.get("query"), "at": record.get("at"),
         "type": "production", "correctness": None, "faithfulness": faith,
         "attribution": cause, "signals": signals, "evidence": evidence,
-        "reason": "; ".join(evidence), "useful_chunk_ids": useful_ids,
+        "reason": "; ".join(evidence),
     }
 
 

@@ -159,3 +159,63 @@ def _judge_model(settings) -> str:
         raise InputError("no model configured: pass --model, set GOLDEN_MODEL or "
                          "add `model = ...` under [llm] in golden.toml")
     return ",".join(models)
+
+
+@logs.command()
+@click.option("--cause", "causes", multiple=True,
+              type=click.Choice(["generation", "retrieval", "knowledge-base", "unknown"]),
+              help="Only bad cases of this cause (repeatable) [every cause].")
+@click.option("--bad-cases/--no-bad-cases", default=True, show_default=True,
+              help="Promote bad cases (their reference is written in review).")
+@click.option("--thumbs-up/--no-thumbs-up", default=True, show_default=True,
+              help="Promote thumbs-up answers (proposed as the reference, accepted or "
+                   "rewritten in review).")
+@click.option("--record", "record_ids", multiple=True, metavar="ID",
+              help="Promote exactly these log records (repeatable); the other filters are ignored.")
+@click.option("--since", default=None, help="Records from this time (2025-03-01, 7d, ...).")
+@click.option("--until", default=None, help="Records before this time.")
+@click.option("--limit", type=click.IntRange(1), default=50, show_default=True,
+              help="At most this many records promoted per run (bad cases with the most "
+                   "signals first, then thumbs-up answers, newest first).")
+@click.option("--dry-run", is_flag=True, help="Say what would be promoted; write nothing.")
+@click.pass_obj
+def promote(obj, causes, bad_cases, thumbs_up, record_ids, since, until, limit, dry_run):
+    """Turn bad cases and thumbs-up records into review candidates of type `production`, with
+    their provenance (log record id, date, the signals that picked them). A question that is a
+    near-duplicate of an existing item is linked to it, not added twice. In `golden review` a
+    reviewer writes or accepts the reference answer and marks the relevant chunks; only then
+    can the item be accepted and exported.
+
+    \b
+    Examples:
+      golden logs promote --cause knowledge-base --since 7d
+      golden logs promote --no-bad-cases --limit 20
+      golden logs promote --record req-81 --record req-90
+    """
+    from builder.errors import InputError
+    from builder.logs.evaluate import parse_time
+    from builder.logs.promote import PromoteOptions, describe, promote as run_promote
+
+    if not (bad_cases or thumbs_up or record_ids):
+        raise InputError("--no-bad-cases and --no-thumbs-up leave nothing to promote")
+    options = PromoteOptions(
+        causes=frozenset(c.replace("-", " ") for c in causes) or None, bad_cases=bad_cases,
+        thumbs_up=thumbs_up, record_ids=tuple(record_ids),
+        since=parse_time(since, "--since") if since else None,
+        until=parse_time(until, "--until") if until else None, limit=limit, dry_run=dry_run)
+    with obj.open_store() as store:
+        report = run_promote(store, options)
+    for row in report.created if dry_run else []:
+        prov = row["provenance"]
+        click.echo(f"  {prov['record_id']}  {prov['at'][:10]}  {prov['cause'] or prov['picked_as']}"
+                   f"  {_one_line(row['question'])}")
+    for line in describe(report, options):
+        click.echo(line)
+    if report.missing and not (report.created or report.linked):
+        raise InputError(f"no log record {report.missing[0]!r}")
+
+
+def _one_line(text: str, limit: int = 80) -> str:
+    from builder.score.report import visible
+
+    return visible(text, limit)

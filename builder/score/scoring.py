@@ -42,7 +42,7 @@ from typing import Any
 from typing import TYPE_CHECKING
 
 from builder.score.directions import JUDGE_METRICS
-from builder.vocabulary import DIFFICULTIES, TYPES
+from builder.vocabulary import DIFFICULTIES, ITEM_TYPES
 from builder.score.retrieval import (
     DEFAULT_KS, evaluate, mean_metrics, metric_names, ranked_ids,
 )
@@ -59,7 +59,7 @@ if TYPE_CHECKING:  # the TREC path never loads pydantic or the judge
 
 
 _NATURAL_ORDER = {"difficulty": {d: i for i, d in enumerate(DIFFICULTIES)},
-                  "type": {t: i for i, t in enumerate(TYPES)}}
+                  "type": {t: i for i, t in enumerate(ITEM_TYPES)}}
 
 
 @dataclass(frozen=True)

@@ -322,3 +322,30 @@ def trend_judged(store: Store, judge_key: str, rate: float, metrics: Sequence[st
 def last_record_at(store: Store) -> str | None:
     """The time of the newest record (None when there is none): an index lookup."""
     return store.query("SELECT max(at) AS at FROM log_records")[0]["at"]
+
+
+def newest_evaluations(store: Store, ids: Iterable[str]) -> dict[str, dict]:
+    """record id -> its newest evaluation under any judge (metrics, details decoded)."""
+    out: dict[str, dict] = {}
+    ids = sorted(set(ids))
+    for start in range(0, len(ids), _BATCH):
+        batch = ids[start:start + _BATCH]
+        for row in store.query(
+                "SELECT record_id, judge_model, metrics, details, judged_at FROM log_evaluations"
+                f" WHERE record_id IN ({', '.join('?' * len(batch))})"
+                " ORDER BY judged_at", batch):
+            out[row["record_id"]] = decode(row, {"metrics": {}, "details": {}})
+    return out
+
+
+def linked_candidates(store: Store, ids: Iterable[str]) -> dict[str, str]:
+    """record id -> the candidate it was promoted to or linked with."""
+    out: dict[str, str] = {}
+    ids = sorted(set(ids))
+    for start in range(0, len(ids), _BATCH):
+        batch = ids[start:start + _BATCH]
+        for row in store.query(
+                "SELECT record_id, candidate_id FROM production_links WHERE record_id IN"
+                f" ({', '.join('?' * len(batch))}) ORDER BY linked_at DESC", batch):
+            out[row["record_id"]] = row["candidate_id"]
+    return out
