@@ -28,6 +28,7 @@ COMMANDS: dict[str, str] = {
     "stats": "builder.stats:stats",
     "generate": "builder.generate.commands:generate",
     "review": "review_tui.commands:review",
+    "review-stats": "builder.review.commands:review_stats",
     "export": "builder.export.commands:export",
     "score": "builder.score.commands:score",
     "compare": "builder.score.commands:compare",

@@ -44,3 +44,9 @@ STATUSES: tuple[str, ...] = get_args(ReviewStatus)
 RejectReason = Literal["wrong_answer", "not_grounded", "ambiguous", "duplicate", "trivial",
                        "other"]
 REJECT_REASONS: tuple[str, ...] = get_args(RejectReason)
+
+Decision = Literal["accept", "reject", "skip"]
+DECISIONS: tuple[str, ...] = get_args(Decision)
+"""What one annotator says about one candidate (their vote); skip means "someone else, please"."""
+DECIDED_STATUS: dict[str, str] = {"accept": "accepted", "reject": "rejected", "skip": "skipped"}
+"""The status a decision gives a candidate once it is settled."""

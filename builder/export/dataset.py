@@ -200,6 +200,7 @@ def _native_records(store: Store, rows: list[dict], split_names: list[str | None
             "tags": tags.get(row["id"], []), "seed_fact_id": row["seed_fact_id"],
             "status": row["status"], "edited": edited, "generator_model": row["generator_model"],
             "reviewer": row["reviewer"], "reviewed_at": row["reviewed_at"],
+            "reject_reason": row["reject_reason"], "reject_note": row["reject_note"],
             "dataset_version": dataset_version, "split": split,
             "provenance": _provenance(row["provenance"], links.get(row["id"], [])),
         }))

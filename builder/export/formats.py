@@ -86,6 +86,8 @@ class NativeRecord(_Record):
     generator_model: str | None
     reviewer: str | None
     reviewed_at: str | None
+    reject_reason: str | None = None        # why a rejected item was rejected (else null)
+    reject_note: str | None = None
     dataset_version: str
     split: str | None
     provenance: Provenance | None = None    # production items only

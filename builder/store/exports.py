@@ -26,7 +26,8 @@ _CANDIDATE_COLUMNS = """
     edit_type IS NOT NULL AS edited_type, edit_difficulty IS NOT NULL AS edited_difficulty,
     edit_chunk_ids IS NOT NULL AS edited_chunks,
     language, coalesce(edit_chunk_ids, chunk_ids) AS chunk_ids, evidence, seed_fact_id,
-    document_id, generator_model, status, verdict, reviewer, reviewed_at, provenance
+    document_id, generator_model, status, verdict, reviewer, reviewed_at, reject_reason,
+    reject_note, provenance
 """
 
 _BATCH_LIMIT = 900  # stays far below SQLite's bound on host parameters

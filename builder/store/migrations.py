@@ -320,7 +320,82 @@ def m005_fact_cells(db: Database) -> None:
 
 
 @migrations()
-def m006_production_logs(db: Database) -> None:
+def m006_review_team(db: Database) -> None:
+    """Review as a team (builder/store/review_log.py, review_leases.py): per-annotator votes,
+    item leases, overlap and adjudication, portable log rows.
+
+    - `review_votes`: each annotator's current decision per candidate (accept | reject | skip),
+      a projection of the log like the candidate's status; `final` = 1 marks an adjudicator's
+      decision (or a bulk action told to overwrite), which settles the item. Existing decided
+      candidates get one vote from their `reviewer` (the state they had: earlier decisions by
+      others were overwritten before this migration and cannot be told apart).
+    - `candidates.votes` (accept/reject votes), `conflict` (1: the votes disagree and no final
+      decision exists: the adjudication queue), `adjudicated_by` (who made the final decision).
+      Partial indexes find the few candidates waiting for more votes or for adjudication, and
+      those with 2+ votes (agreement), without a scan.
+    - `review_leases`: which session holds which candidate until when (unix seconds), so two
+      annotators are never offered the same item; rows are short-lived.
+    - `review_log.uid` (a stable id across machines: export-log / import-log) and `final`.
+    Adding columns with constant defaults is a schema change only: no row is rewritten; the
+    uid backfill rewrites review_log once.
+    """
+    db.execute("ALTER TABLE candidates ADD COLUMN votes INTEGER NOT NULL DEFAULT 0")
+    db.execute("ALTER TABLE candidates ADD COLUMN conflict INTEGER NOT NULL DEFAULT 0")
+    db.execute("ALTER TABLE candidates ADD COLUMN adjudicated_by TEXT")
+    db.execute("CREATE INDEX candidates_waiting ON candidates(conflict)"
+               " WHERE status = 'pending' AND votes > 0")
+    db.execute("CREATE INDEX candidates_votes ON candidates(votes) WHERE votes > 1")
+    db.execute("ALTER TABLE review_log ADD COLUMN uid TEXT")
+    db.execute("ALTER TABLE review_log ADD COLUMN final INTEGER NOT NULL DEFAULT 0")
+    db.execute("UPDATE review_log SET uid = lower(hex(randomblob(16)))")
+    db.execute("CREATE UNIQUE INDEX review_log_uid ON review_log(uid)")
+    db.execute(
+        """
+        CREATE TABLE review_votes (         -- projection of review_log: one row per voter
+            candidate_id TEXT NOT NULL REFERENCES candidates(id),
+            annotator TEXT NOT NULL,
+            final INTEGER NOT NULL DEFAULT 0,   -- 1: a final (adjudicated) decision
+            decision TEXT NOT NULL,             -- accept | reject | skip
+            reason TEXT,
+            note TEXT,
+            at TEXT NOT NULL,
+            log_id INTEGER,                     -- the review_log row that set it
+            PRIMARY KEY (candidate_id, annotator, final)
+        )
+        """
+    )
+    db.execute("CREATE INDEX review_votes_annotator ON review_votes(annotator, decision)")
+    db.execute(
+        """
+        INSERT INTO review_votes (candidate_id, annotator, final, decision, reason, note, at,
+                                  log_id)
+        SELECT c.id, c.reviewer, 0,
+               CASE c.status WHEN 'accepted' THEN 'accept' WHEN 'rejected' THEN 'reject'
+                             ELSE 'skip' END,
+               c.reject_reason, c.reject_note, COALESCE(c.reviewed_at, c.updated_at),
+               (SELECT max(r.id) FROM review_log r WHERE r.candidate_id = c.id)
+        FROM candidates c
+        WHERE c.status IN ('accepted', 'rejected', 'skipped') AND c.reviewer IS NOT NULL
+        """
+    )
+    db.execute("UPDATE candidates SET votes = 1"
+               " WHERE status IN ('accepted', 'rejected') AND reviewer IS NOT NULL")
+    db.execute(
+        """
+        CREATE TABLE review_leases (        -- who is looking at what, until when
+            candidate_id TEXT NOT NULL,
+            session TEXT NOT NULL,              -- one review UI process
+            annotator TEXT NOT NULL,
+            expires_at REAL NOT NULL,           -- unix seconds
+            PRIMARY KEY (candidate_id, session)
+        )
+        """
+    )
+    db.execute("CREATE INDEX review_leases_session ON review_leases(session)")
+
+
+@migrations()
+def m007_production_logs(db: Database) -> None:
     """Production logs (builder/store/logs.py) and the golden items promoted from them
     (builder/store/production.py).
 
