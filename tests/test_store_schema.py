@@ -67,8 +67,9 @@ INDEXES = [
     "candidates_verdict", "candidates_votes", "candidates_waiting", "chunks_document",
     "facts_chunk", "idx__sqlite_migrations_migration_set_name", "llm_calls_cache",
     "llm_calls_stage", "log_records_at", "log_records_flagged", "log_records_sample",
-    "log_records_thumbs_up", "production_links_record", "review_leases_session", "review_log_annotator", "review_log_candidate",
-    "review_log_uid", "review_log_undoes", "review_votes_annotator",
+    "log_records_thumbs_up", "production_links_record", "review_leases_session",
+    "review_log_annotator", "review_log_candidate", "review_log_uid", "review_log_undoes",
+    "review_votes_annotator",
 ]
 TRIGGERS = ["candidates_fts_ad", "candidates_fts_ai", "candidates_fts_au", "chunks_ad",
             "chunks_ai", "chunks_au"]
