@@ -24,6 +24,7 @@ from __future__ import annotations
 import hashlib
 import json
 from datetime import datetime, timezone
+from functools import lru_cache
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -103,6 +104,7 @@ def sample_key(record_id: str) -> float:
     return (int.from_bytes(digest[:8], "big") >> 11) / float(1 << 53)
 
 
+@lru_cache(maxsize=20_000)
 def context_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
 
@@ -114,7 +116,8 @@ def stored_row(record: LogRecord, scrubber: Scrubber, source: str
     a hash of the scrubbed record."""
     scrub = scrubber.text
     feedback = record.feedback or Feedback()
-    contexts = [scrub(c) for c in record.contexts] if record.contexts is not None else None
+    contexts = ([scrubber.repeated(c) for c in record.contexts]
+                if record.contexts is not None else None)
     row: dict[str, Any] = {
         "at": utc_iso(record.timestamp),
         "session_id": scrubber.pseudonym(record.session_id) if record.session_id else None,

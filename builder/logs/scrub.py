@@ -37,6 +37,7 @@ from builder.config import ConfigFile, config_section, find_key_line
 from builder.errors import InputError
 
 BUILTINS = ("email", "phone", "card")
+MEMO = 20_000  # chunk texts whose scrubbed form is remembered (a few MB)
 
 _EMAIL = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?"
                     r"(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*\.[A-Za-z]{2,}")
@@ -48,6 +49,7 @@ _DATE = re.compile(r"\d{4}[-./]\d{1,2}[-./]\d{1,2}|\d{1,2}[-./]\d{1,2}[-./]\d{2,
 _NANP = re.compile(r"\d{3}([ .-])\d{3}\1\d{4}")
 _SEPARATOR = re.compile(r"[ .-]")
 _NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,39}")
+_DIGIT = re.compile(r"\d")
 
 
 class ScrubSettings(BaseModel):
@@ -129,18 +131,37 @@ class Scrubber:
                          for name, pattern in (patterns or {}).items()]
         self.key = key
         self.counts: Counter[str] = Counter()
+        self._memo: dict[str, tuple[str, tuple[tuple[str, int], ...]]] = {}
 
     def text(self, s: str) -> str:
         """`s` with every match replaced (counted)."""
         if self.email and "@" in s:
             s, n = _EMAIL.subn("[EMAIL]", s)
             self._count("email", n)
-        if (self.phone or self.card) and any(ch.isdigit() for ch in s):
+        if (self.phone or self.card) and _DIGIT.search(s):
             s = _DIGIT_RUN.sub(self._digits, s)
         for name, pattern, placeholder in self.patterns:
             s, n = pattern.subn(placeholder, s)
             self._count(name, n)
         return s
+
+    def repeated(self, s: str) -> str:
+        """`text(s)` for strings that recur across records (retrieved chunk texts): the result
+        is remembered (up to MEMO entries) and its replacements counted again each time."""
+        hit = self._memo.get(s)
+        if hit is None:
+            before = dict(self.counts)
+            clean = self.text(s)
+            delta = tuple((k, v - before.get(k, 0)) for k, v in self.counts.items()
+                          if v != before.get(k, 0))
+            if len(self._memo) >= MEMO:
+                self._memo.clear()
+            self._memo[s] = (clean, delta)
+            return clean
+        clean, delta = hit
+        for kind, n in delta:
+            self.counts[kind] += n
+        return clean
 
     def _digits(self, m: re.Match) -> str:
         run = m.group()
