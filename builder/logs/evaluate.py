@@ -26,7 +26,7 @@ import contextlib
 import hashlib
 import json
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any
@@ -222,9 +222,3 @@ def _report(records: list[dict], done: dict[str, dict], options: EvaluateOptions
             f"no record of the window is in the random sample at rate {options.rate:g}: the "
             "summary (and a gate on it) has no figures; raise --rate or widen the window")
     return report
-
-
-def iter_cases(records: Iterator[dict]) -> Iterator[tuple[dict, dict | None]]:
-    """(record, its bad case or None) for records carrying their newest evaluation."""
-    for r in records:
-        yield r, bad_case(r, r.get("metrics") or {}, r.get("details") or {})

@@ -163,6 +163,16 @@ class LogStaging:
 
 # ---------------------------------------------------------------- reading records
 
+def rows_for_ids(store: Store, sql: str, ids: Iterable[str], *, before: Sequence = ()
+                 ) -> Iterator[dict]:
+    """The rows of `sql`, whose `{marks}` is an IN list, for each distinct id of `ids`, in
+    batches far below SQLite's bound on host parameters (`before`: parameters ahead of them)."""
+    wanted = sorted(set(ids))
+    for start in range(0, len(wanted), _BATCH):
+        batch = wanted[start:start + _BATCH]
+        yield from store.query(sql.format(marks=", ".join("?" * len(batch))), [*before, *batch])
+
+
 def _window(since: str | None, until: str | None, alias: str = "r") -> tuple[str, list]:
     clauses, params = [], []
     if since is not None:
@@ -192,26 +202,14 @@ def sample_records(store: Store, rate: float, since: str | None = None,
 
 
 def records_by_id(store: Store, ids: Iterable[str]) -> dict[str, dict]:
-    out: dict[str, dict] = {}
-    ids = sorted(set(ids))
-    for start in range(0, len(ids), _BATCH):
-        batch = ids[start:start + _BATCH]
-        for row in store.query(f"SELECT * FROM log_records WHERE id IN "
-                               f"({', '.join('?' * len(batch))})", batch):
-            out[row["id"]] = decode(row, RECORD_JSON)
-    return out
+    return {row["id"]: decode(row, RECORD_JSON) for row in rows_for_ids(
+        store, "SELECT * FROM log_records WHERE id IN ({marks})", ids)}
 
 
 def context_texts(store: Store, hashes: Iterable[str]) -> dict[str, str]:
     """hash -> text for the stored contexts among `hashes`."""
-    out: dict[str, str] = {}
-    wanted = sorted(set(hashes))
-    for start in range(0, len(wanted), _BATCH):
-        batch = wanted[start:start + _BATCH]
-        for row in store.query(f"SELECT hash, text FROM log_contexts WHERE hash IN "
-                               f"({', '.join('?' * len(batch))})", batch):
-            out[row["hash"]] = row["text"]
-    return out
+    return {row["hash"]: row["text"] for row in rows_for_ids(
+        store, "SELECT hash, text FROM log_contexts WHERE hash IN ({marks})", hashes)}
 
 
 def log_summary(store: Store) -> dict[str, Any]:
@@ -231,16 +229,10 @@ def log_summary(store: Store) -> dict[str, Any]:
 
 def evaluations(store: Store, judge_key: str, ids: Iterable[str]) -> dict[str, dict]:
     """record id -> its evaluation under `judge_key` (metrics, details, unscored decoded)."""
-    out: dict[str, dict] = {}
-    ids = sorted(set(ids))
-    for start in range(0, len(ids), _BATCH):
-        batch = ids[start:start + _BATCH]
-        for row in store.query(
-                "SELECT record_id, judge_model, metrics, details, unscored, judged_at"
-                f" FROM log_evaluations WHERE judge_key = ? AND record_id IN"
-                f" ({', '.join('?' * len(batch))})", [judge_key, *batch]):
-            out[row["record_id"]] = decode(row, EVALUATION_JSON)
-    return out
+    return {row["record_id"]: decode(row, EVALUATION_JSON) for row in rows_for_ids(
+        store, "SELECT record_id, judge_model, metrics, details, unscored, judged_at"
+        " FROM log_evaluations WHERE judge_key = ? AND record_id IN ({marks})", ids,
+        before=[judge_key])}
 
 
 def save_evaluations(store: Store, judge_key: str, judge_model: str | None,
@@ -327,25 +319,15 @@ def last_record_at(store: Store) -> str | None:
 def newest_evaluations(store: Store, ids: Iterable[str]) -> dict[str, dict]:
     """record id -> its newest evaluation under any judge (metrics, details decoded)."""
     out: dict[str, dict] = {}
-    ids = sorted(set(ids))
-    for start in range(0, len(ids), _BATCH):
-        batch = ids[start:start + _BATCH]
-        for row in store.query(
-                "SELECT record_id, judge_model, metrics, details, judged_at FROM log_evaluations"
-                f" WHERE record_id IN ({', '.join('?' * len(batch))})"
-                " ORDER BY judged_at", batch):
-            out[row["record_id"]] = decode(row, {"metrics": {}, "details": {}})
+    for row in rows_for_ids(store, "SELECT record_id, judge_model, metrics, details, judged_at"
+                            " FROM log_evaluations WHERE record_id IN ({marks})"
+                            " ORDER BY judged_at", ids):
+        out[row["record_id"]] = decode(row, {"metrics": {}, "details": {}})  # newest wins
     return out
 
 
 def linked_candidates(store: Store, ids: Iterable[str]) -> dict[str, str]:
     """record id -> the candidate it was promoted to or linked with."""
-    out: dict[str, str] = {}
-    ids = sorted(set(ids))
-    for start in range(0, len(ids), _BATCH):
-        batch = ids[start:start + _BATCH]
-        for row in store.query(
-                "SELECT record_id, candidate_id FROM production_links WHERE record_id IN"
-                f" ({', '.join('?' * len(batch))}) ORDER BY linked_at DESC", batch):
-            out[row["record_id"]] = row["candidate_id"]
-    return out
+    return {row["record_id"]: row["candidate_id"] for row in rows_for_ids(
+        store, "SELECT record_id, candidate_id FROM production_links WHERE record_id IN"
+        " ({marks}) ORDER BY linked_at DESC, candidate_id DESC", ids)}

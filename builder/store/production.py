@@ -20,10 +20,10 @@ from typing import Any
 from builder.store.candidates import CANDIDATE_COLUMNS, CANDIDATE_JSON
 from builder.store.db import Store
 from builder.store.jsoncols import decode, to_json
+from builder.store.logs import rows_for_ids
 from builder.store.timeutil import utcnow
 
 _WORD = re.compile(r"\w{3,}", re.UNICODE)  # the trigram index matches 3+ characters
-_BATCH = 900
 
 
 def question_neighbours(store: Store, question: str, k: int = 20) -> list[dict]:
@@ -71,12 +71,8 @@ def links_of(store: Store, candidate_ids: Iterable[str]) -> dict[str, list[dict]
     """candidate id -> its linked log records (record_id, similarity, provenance decoded),
     oldest link first; candidates without links are absent."""
     out: dict[str, list[dict]] = {}
-    ids = sorted(set(candidate_ids))
-    for start in range(0, len(ids), _BATCH):
-        batch = ids[start:start + _BATCH]
-        for row in store.query(
-                "SELECT candidate_id, record_id, similarity, provenance, linked_at"
-                " FROM production_links WHERE candidate_id IN"
-                f" ({', '.join('?' * len(batch))}) ORDER BY linked_at, record_id", batch):
-            out.setdefault(row.pop("candidate_id"), []).append(decode(row, ("provenance",)))
+    for row in rows_for_ids(store, "SELECT candidate_id, record_id, similarity, provenance,"
+                            " linked_at FROM production_links WHERE candidate_id IN ({marks})"
+                            " ORDER BY linked_at, record_id", candidate_ids):
+        out.setdefault(row.pop("candidate_id"), []).append(decode(row, ("provenance",)))
     return out
