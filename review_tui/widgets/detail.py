@@ -243,6 +243,8 @@ def render_sources(c: dict) -> Text:
     out.append("Relevant chunks (marked)\n" if isinstance(c.get("edit_chunk_ids"), list)
                else "Sources\n", H)
     sources = c.get("sources") or []
+    if not sources:
+        out.append("none\n", DIM)
     for hop_number, hop in enumerate(sources, 1):
         for chunk in hop:
             out.append(f"Hop {hop_number}" if len(sources) > 1 else "Chunk", "bold cyan")
