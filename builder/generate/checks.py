@@ -398,14 +398,21 @@ def states_both_values(s: Subject) -> Result:
 
 
 def names_both_sides(s: Subject) -> Result:
-    """A comparison names both things it compares, in the question and in the answer."""
+    """A comparison names both things it compares in its answer, and in its question either
+    both ("How much more does Gold cost than Basic?") or neither ("Which plan keeps notes
+    longer?"): a question naming one side asks about that side only."""
     if len(s.facts) < 2:
         return None
     names = [next((n for n in f.get("entities") or [] if key_terms(n)), "") for f in s.facts[:2]]
     if not all(names):
         return False, "a side has no name"
-    missing = [n for n in names if not key_terms(n) <= key_terms(s.q) | key_terms(s.a)]
-    return not missing, "" if not missing else f"does not name {missing[0]!r}"
+    own = [key_terms(n) - key_terms(o) or key_terms(n) for n, o in zip(names, reversed(names))]
+    in_question = [bool(t & key_terms(s.q)) for t in own]
+    if in_question[0] != in_question[1]:
+        named = names[0] if in_question[0] else names[1]
+        return False, f"the question asks about {named!r} only"
+    missing = [n for n, t in zip(names, own) if not t & key_terms(s.a)]
+    return not missing, "" if not missing else f"the answer does not name {missing[0]!r}"
 
 
 def names_both_readings(s: Subject) -> Result:
@@ -428,12 +435,19 @@ def names_a_reading(question: str, names: list[str]) -> list[str]:
     return named
 
 
+_EVERY = re.compile(r"\b(each|every|all|both|cada|todos|todas|ambos|ambas|chaque|tous|toutes|"
+                    r"les deux|jede[rsn]?|alle|beide[n]?|todo|tutti|entrambi)\b", re.I)
+
+
 def question_underspecified(s: Subject) -> Result:
     """An ambiguous question names neither reading (else it has one reading)."""
     if len(s.facts) < 2:
         return None
     named = names_a_reading(s.q, [(f.get("entities") or [""])[0] for f in s.facts[:2]])
-    return not named, f"the question names {named[0]!r}, so it has one reading" if named else ""
+    if named:
+        return False, f"the question names {named[0]!r}, so it has one reading"
+    every = _EVERY.search(s.q)  # "... in each plan?" asks for all readings: a comparison
+    return every is None, f"the question asks for {every.group(0)!r} reading" if every else ""
 
 
 ANY = frozenset(TYPES)
