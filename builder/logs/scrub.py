@@ -211,5 +211,5 @@ class Scrubber:
             n = self.counts.get(kind, 0)
             if n:
                 one, many = names.get(kind, (f"{kind} match", f"{kind} matches"))
-                parts.append(f"{n} {one if n == 1 else many}")
-        return f"{', '.join(parts)} in {records} record{'s' if records != 1 else ''}"
+                parts.append(f"{n:,} {one if n == 1 else many}")
+        return f"{', '.join(parts)} in {records:,} record{'s' if records != 1 else ''}"
