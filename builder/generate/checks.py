@@ -221,7 +221,11 @@ def no_example_words(s: Subject) -> Result:
     long can I borrow a ... book?" from the library example, asked of a returns policy)."""
     if not s.example_text:
         return None
-    example_terms = key_terms(s.example_text)
+    # the examples' questions and answers: not their instructions ("The hidden part is a
+    # duration" would make "duration" a copied word)
+    shown = answer_form.example_questions(s.example_text) + re.findall(
+        r'"answer"\s*:\s*"([^"]+)"', s.example_text)
+    example_terms = key_terms(" ".join(shown))
     words = [w for w in dict.fromkeys(tokens(s.q))  # 5+ letters: not "long", "cost"
              if len(w) >= 5 and w not in STOPWORDS and key_terms(w) & example_terms]
     copied = absent_terms(s.store, words) if words else []
