@@ -111,12 +111,12 @@ def folder_groups(chunks: list[dict], seed: int) -> list[dict]:
     ("What does the dental plan cover?" next to the cash plan and the cycle-to-work scheme)."""
     titles: dict[str, dict[str, dict]] = defaultdict(dict)
     for c in chunks:
-        folder, _, name = c["document_id"].rpartition("/")
+        folder = c["document_id"].rpartition("/")[0]
         title = (c.get("title") or "").strip()
         if folder and title and key_terms(title):
             titles[folder].setdefault(title, c)
     groups = []
-    for folder, named in sorted(titles.items()):
+    for _folder, named in sorted(titles.items()):
         if len(named) >= MIN_SIBLINGS:
             first = next(iter(named.values()))
             groups.append({"attribute": FOLDER_ATTRIBUTE, "names": sorted(named)[:MAX_NAMES],
