@@ -398,7 +398,23 @@ def states_both_values(s: Subject) -> Result:
             diff, total = abs(Decimal(x) - Decimal(y)), Decimal(x) + Decimal(y)
             allowed |= {format(diff.normalize(), "f"), format(total.normalize(), "f")}
     stray = sorted(numbers(s.a) - allowed)
-    return not stray, "" if not stray else f"states {', '.join(stray)}, neither side's value"
+    if stray:
+        return False, f"states {', '.join(stray)}, neither side's value"
+    if _DIFFERENCE.search(s.q):  # "How much longer ...?" is answered by the difference first
+        diffs = {format(abs(Decimal(x) - Decimal(y)).normalize(), "f") for x in va for y in vb}
+        first = re.search(r"\d[\d,]*(?:\.\d+)?", s.a)
+        lead = first and numbers(first.group(0))
+        if not lead or not lead & diffs:
+            return False, (f"asks for a difference; the answer opens with "
+                           f"{first.group(0) if first else 'no number'}, not "
+                           f"{' or '.join(sorted(diffs))}")
+    return True, ""
+
+
+_DIFFERENCE = re.compile(
+    r"\bhow (much|many) (more|less|fewer|longer|shorter|cheaper|higher|lower|bigger|smaller)\b|"
+    r"\bdifference\b|\bcu[aá]nt[oa]s? (más|menos)\b|\bdiferencia\b|\bcombien de (plus|moins)\b|"
+    r"\bdiff[ée]rence\b|\bwie viel (mehr|weniger|länger)\b|\bunterschied\b", re.I)
 
 
 def names_both_sides(s: Subject) -> Result:
