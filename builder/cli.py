@@ -34,6 +34,7 @@ COMMANDS: dict[str, str] = {
     "compare": "builder.score.commands:compare",
     "calibrate": "builder.score.commands:calibrate",
     "baseline-run": "builder.score.commands:baseline_run",
+    "logs": "builder.logs.commands:logs",
     "demo": "builder.demo:demo",
 }
 

@@ -31,18 +31,20 @@ def _visible(value: object) -> str:
 @click.pass_obj
 def stats(obj: CliContext, top: int) -> None:
     """Show what the database holds: documents, chunks and tokens; facts; candidates by verdict
-    and review status; LLM calls by status with the most frequent errors."""
+    and review status; LLM calls by status with the most frequent errors; production logs."""
     from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
     from builder.store.documents import document_summaries
+    from builder.store.logs import log_summary
     from builder.store.stats import pipeline_counts
 
     store = obj.open_store()
     try:
         docs = document_summaries(store)
         counts = pipeline_counts(store)
+        logs = log_summary(store)
     finally:
         store.close()
     console = Console(highlight=False, soft_wrap=False)
@@ -76,6 +78,11 @@ def stats(obj: CliContext, top: int) -> None:
     console.print(counts_line("candidates by verdict", counts["candidates_by_verdict"]))
     console.print(counts_line("candidates by status", counts["candidates_by_status"]))
     console.print(counts_line("llm calls by status", counts["llm_calls_by_status"]))
+    if logs["records"]:
+        console.print(Text(
+            f"production logs: {logs['records']} records from {logs['first'][:10]} to "
+            f"{logs['last'][:10]}; {logs['flagged']} flagged by feedback, {logs['thumbs_up']} "
+            f"thumbs up; {logs['evaluated']} evaluated; {logs['promoted']} promoted or linked"))
     if counts["llm_top_errors"]:
         errors = Table(title=Text("Most frequent LLM errors"))
         errors.add_column(Text("calls"), justify="right")

@@ -166,3 +166,15 @@ def test_an_ambiguous_question_asking_for_each_reading_is_a_comparison():
                                             names, ev))[0]
     assert not question_underspecified(_subject("ambiguous", "How long does each plan keep "
                                                 "notes?", "x", names, ev))[0]
+
+
+def test_a_comparison_asking_for_a_difference_opens_with_the_difference():
+    from builder.generate.checks import states_both_values
+
+    ev = ["Maternity Leave lasts up to 52 weeks.", "Adoption Leave lasts up to 21 weeks."]
+    names = ["Maternity Leave", "Adoption Leave"]
+    q = "How much longer is Maternity Leave than Adoption Leave?"
+    assert not states_both_values(_subject("comparative", q, "52 weeks: Maternity Leave lasts "
+                                           "52 weeks and Adoption Leave 21.", names, ev))[0]
+    assert states_both_values(_subject("comparative", q, "31 weeks longer: 52 weeks against 21.",
+                                       names, ev))[0]

@@ -70,6 +70,7 @@ async def test_accept_opens_next_and_is_written_at_once(db):
 async def test_reject_with_reason_and_other_needs_note(db):
     app = ReviewApp(db, "ann")
     async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)  # the first item opens once its lease is taken
         await pilot.press("r")
         assert isinstance(app.screen, RejectScreen)
         await pilot.press("2")
@@ -87,6 +88,7 @@ async def test_reject_with_reason_and_other_needs_note(db):
 async def test_edit_keeps_original_and_ctrl_keys_work_in_text_area(db):
     app = ReviewApp(db, "ann")
     async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)  # the first item opens once its lease is taken
         await pilot.press("e")
         assert isinstance(app.screen, EditScreen)
         app.screen.query_one("#edit-question").text = "What is the answer, exactly?"
@@ -108,6 +110,7 @@ async def test_edit_keeps_original_and_ctrl_keys_work_in_text_area(db):
 async def test_tag_and_undo_one_by_one(db):
     app = ReviewApp(db, "ann")
     async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)  # the first item opens once its lease is taken
         await pilot.press("t", *"needs-expert", "enter")
         await settle(app, pilot)
         assert app.screen.current["tags"] == ["needs-expert"]
@@ -130,6 +133,7 @@ async def test_tag_and_undo_one_by_one(db):
 async def test_filter_search_and_sort(db):
     app = ReviewApp(db, "ann")
     async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)  # the first item opens once its lease is taken
         screen = app.screen
         await pilot.press("f")
         assert isinstance(app.screen, FilterScreen)
@@ -170,12 +174,14 @@ async def test_bulk_accept_behind_confirmation_and_undo_as_one(db):
 async def test_decisions_survive_restart(db):
     app = ReviewApp(db, "ann")
     async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)  # the first item opens once its lease is taken
         await pilot.press("a", "a", "s")
         # no settle: quitting must still write everything already decided
     assert [row(db, f"c00000{i}")["status"] for i in range(3)] == [
         "accepted", "accepted", "skipped"]
     app = ReviewApp(db, "ann")
     async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
         assert app.screen.current_id == "c000003"
         await pilot.press("u")
         await settle(app, pilot)
@@ -185,6 +191,8 @@ async def test_decisions_survive_restart(db):
 async def test_two_annotators_at_once_and_new_rows_appear(db):
     one, two = ReviewApp(db, "ann"), ReviewApp(db, "bob")
     async with one.run_test(size=SIZE) as p1, two.run_test(size=SIZE) as p2:
+        await settle(one, p1)
+        await settle(two, p2)
         for _ in range(5):
             await p1.press("a")
             await p2.press("s")
@@ -204,6 +212,7 @@ async def test_two_annotators_at_once_and_new_rows_appear(db):
 async def test_keymap_remaps_by_binding_id(db):
     app = ReviewApp(db, "ann", keymap={"review.accept": "y"})
     async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)  # the first item opens once its lease is taken
         await pilot.press("a")
         await settle(app, pilot)
         assert log_rows(db) == []
@@ -533,6 +542,7 @@ from review_tui.app import ReviewApp
 async def main():
     app = ReviewApp(sys.argv[1], "ann")
     async with app.run_test(size=(120, 40)) as pilot:
+        await app.screen.settle()  # the first item opens once its lease is taken
         await pilot.press("a", "r", "1", "s")
         await app.writer.drain()
         os.kill(os.getpid(), signal.SIGKILL)

@@ -221,7 +221,11 @@ def no_example_words(s: Subject) -> Result:
     long can I borrow a ... book?" from the library example, asked of a returns policy)."""
     if not s.example_text:
         return None
-    example_terms = key_terms(s.example_text)
+    # the examples' questions and answers: not their instructions ("The hidden part is a
+    # duration" would make "duration" a copied word)
+    shown = answer_form.example_questions(s.example_text) + re.findall(
+        r'"answer"\s*:\s*"([^"]+)"', s.example_text)
+    example_terms = key_terms(" ".join(shown))
     words = [w for w in dict.fromkeys(tokens(s.q))  # 5+ letters: not "long", "cost"
              if len(w) >= 5 and w not in STOPWORDS and key_terms(w) & example_terms]
     copied = absent_terms(s.store, words) if words else []
@@ -394,7 +398,23 @@ def states_both_values(s: Subject) -> Result:
             diff, total = abs(Decimal(x) - Decimal(y)), Decimal(x) + Decimal(y)
             allowed |= {format(diff.normalize(), "f"), format(total.normalize(), "f")}
     stray = sorted(numbers(s.a) - allowed)
-    return not stray, "" if not stray else f"states {', '.join(stray)}, neither side's value"
+    if stray:
+        return False, f"states {', '.join(stray)}, neither side's value"
+    if _DIFFERENCE.search(s.q):  # "How much longer ...?" is answered by the difference first
+        diffs = {format(abs(Decimal(x) - Decimal(y)).normalize(), "f") for x in va for y in vb}
+        first = re.search(r"\d[\d,]*(?:\.\d+)?", s.a)
+        lead = first and numbers(first.group(0))
+        if not lead or not lead & diffs:
+            return False, (f"asks for a difference; the answer opens with "
+                           f"{first.group(0) if first else 'no number'}, not "
+                           f"{' or '.join(sorted(diffs))}")
+    return True, ""
+
+
+_DIFFERENCE = re.compile(
+    r"\bhow (much|many) (more|less|fewer|longer|shorter|cheaper|higher|lower|bigger|smaller)\b|"
+    r"\bdifference\b|\bcu[aá]nt[oa]s? (más|menos)\b|\bdiferencia\b|\bcombien de (plus|moins)\b|"
+    r"\bdiff[ée]rence\b|\bwie viel (mehr|weniger|länger)\b|\bunterschied\b", re.I)
 
 
 def names_both_sides(s: Subject) -> Result:

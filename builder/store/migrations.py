@@ -394,6 +394,107 @@ def m006_review_team(db: Database) -> None:
     db.execute("CREATE INDEX review_leases_session ON review_leases(session)")
 
 
+@migrations()
+def m007_production_logs(db: Database) -> None:
+    """Production logs (builder/store/logs.py) and the golden items promoted from them
+    (builder/store/production.py).
+
+    - `log_records`: one request of the RAG system in production, scrubbed of personal data
+      before it was written (builder/logs/scrub.py). `sample_key` in [0, 1) is a hash of the
+      id: `sample_key < rate` is the deterministic sample. `flagged` = thumbs down, re-asked
+      or handed to a human (always evaluated). Contexts are stored once in `log_contexts`
+      (content-addressed: the same chunk text retrieved by many requests is one row) and
+      referenced by `context_hashes`, in retrieval order.
+    - `log_imports`: what each `golden logs import` read, added and scrubbed.
+    - `log_evaluations`: the judge's outcome for one record under one judge configuration
+      (`judge_key`: model, prompt versions, aspects), so evaluating again judges only what is
+      new and trends compare like with like.
+    - `candidates.provenance` (JSON: where a `production` item came from) and
+      `candidates.edit_chunk_ids` (JSON list: the relevant chunks a reviewer marked; NULL
+      while unmarked). `production_links`: log records linked to an existing item as
+      near-duplicates instead of being added twice.
+    Adding nullable columns is a schema change only: no candidate row is rewritten.
+    """
+    db.execute(
+        """
+        CREATE TABLE log_imports (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            paths TEXT NOT NULL,            -- JSON list of the files read
+            lines INTEGER NOT NULL,
+            records INTEGER NOT NULL,       -- records read (a trace of spans is one record)
+            added INTEGER NOT NULL,
+            unchanged INTEGER NOT NULL,     -- already imported with the same content
+            differing INTEGER NOT NULL,     -- already imported with other content (kept as was)
+            scrubbed TEXT NOT NULL,         -- JSON {kind: replacements}
+            at TEXT NOT NULL
+        )
+        """
+    )
+    db.execute(
+        """
+        CREATE TABLE log_records (
+            id TEXT PRIMARY KEY,            -- the record's own id (a trace id for spans);
+                                            -- pseudonymised when it held personal data
+            at TEXT NOT NULL,               -- ISO-8601 UTC time of the request
+            session_id TEXT,
+            query TEXT NOT NULL,
+            answer TEXT,
+            retrieved_ids TEXT,             -- JSON list, rank order
+            context_hashes TEXT,            -- JSON list of log_contexts.hash, in order
+            latency_ms REAL,
+            prompt_tokens INTEGER,
+            completion_tokens INTEGER,
+            cost REAL,
+            model TEXT,
+            thumbs TEXT,                    -- up | down | NULL
+            feedback_reason TEXT,
+            reasked INTEGER NOT NULL DEFAULT 0,
+            handed_off INTEGER NOT NULL DEFAULT 0,
+            flagged INTEGER NOT NULL DEFAULT 0,   -- thumbs down, re-asked or handed off
+            sample_key REAL NOT NULL,       -- [0, 1), from a hash of the id
+            metadata TEXT,                  -- JSON, scrubbed like every other string
+            source TEXT NOT NULL,           -- golden | otlp | span: the line format
+            content_hash TEXT NOT NULL,     -- sha256 of the stored record
+            import_id INTEGER NOT NULL REFERENCES log_imports(id)
+        )
+        """
+    )
+    db.execute("CREATE INDEX log_records_at ON log_records(at)")
+    db.execute("CREATE INDEX log_records_sample ON log_records(sample_key)")
+    db.execute("CREATE INDEX log_records_flagged ON log_records(at) WHERE flagged = 1")
+    db.execute("CREATE INDEX log_records_thumbs_up ON log_records(at) WHERE thumbs = 'up'")
+    db.execute("CREATE TABLE log_contexts (hash TEXT PRIMARY KEY, text TEXT NOT NULL)")
+    db.execute(
+        """
+        CREATE TABLE log_evaluations (
+            record_id TEXT NOT NULL REFERENCES log_records(id),
+            judge_key TEXT NOT NULL,        -- hash of judge model, prompt versions, aspects
+            judge_model TEXT,
+            metrics TEXT,                   -- JSON: flat numbers, as a report's per_query
+            details TEXT,                   -- JSON: scores and reasons
+            unscored TEXT,                  -- JSON list: metrics the judge could not score
+            judged_at TEXT NOT NULL,
+            PRIMARY KEY (record_id, judge_key)
+        )
+        """
+    )
+    db.execute("ALTER TABLE candidates ADD COLUMN provenance TEXT")
+    db.execute("ALTER TABLE candidates ADD COLUMN edit_chunk_ids TEXT")
+    db.execute(
+        """
+        CREATE TABLE production_links (     -- a log record linked to an existing item
+            candidate_id TEXT NOT NULL REFERENCES candidates(id),
+            record_id TEXT NOT NULL,
+            similarity REAL NOT NULL,       -- question shingle Jaccard, 1.0 for the item's own
+            provenance TEXT NOT NULL,       -- JSON: the record's date and signals
+            linked_at TEXT NOT NULL,
+            PRIMARY KEY (candidate_id, record_id)
+        )
+        """
+    )
+    db.execute("CREATE INDEX production_links_record ON production_links(record_id)")
+
+
 def known_migrations() -> list[str]:
     """Names of this golden's migrations, in order; their count is the schema version."""
     return [m.name for m in migrations._migrations]  # sqlite-utils keeps them in this list

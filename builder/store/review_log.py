@@ -30,17 +30,24 @@ from builder.store.jsoncols import from_json, to_json
 from builder.store.review_overlap import Overlap, get_overlap
 from builder.store.review_queue import CandidateFilter, candidate_tags, where_clause
 from builder.store.timeutil import utcnow
-from builder.vocabulary import DECIDED_STATUS, DECISIONS, DIFFICULTIES, REJECT_REASONS, TYPES
+from builder.vocabulary import (
+    DECIDED_STATUS, DECISIONS, DIFFICULTIES, ITEM_TYPES, PRODUCTION, REJECT_REASONS,
+)
 
 # The projected review state of one candidate; `tags` is read from candidate_tags.
 STATE_FIELDS = ("status", "votes", "conflict", "adjudicated_by", "edit_question", "edit_answer",
                 "edit_type", "edit_difficulty", "reject_reason", "reject_note", "reviewer",
-                "reviewed_at")
+                "reviewed_at", "edit_chunk_ids")
 SETTLED_FIELDS = ("status", "votes", "conflict", "adjudicated_by", "reject_reason",
                   "reject_note", "reviewer", "reviewed_at")
 """The part of the state that `settle` derives from the votes."""
 EDITABLE = {"question": "edit_question", "answer": "edit_answer", "type": "edit_type",
-            "difficulty": "edit_difficulty"}
+            "difficulty": "edit_difficulty", "chunk_ids": "edit_chunk_ids"}
+NOT_READY_SQL = (
+    "(c.type = 'production' AND (c.edit_chunk_ids IS NULL"
+    " OR trim(coalesce(c.edit_answer, c.answer)) = ''"
+    " OR (c.edit_chunk_ids = '[]' AND coalesce(c.edit_type, c.type) <> 'unanswerable')))")
+"""A production candidate that cannot be accepted yet (see `check_accept`)."""
 DECIDED_SQL = "(c.status IN ('accepted', 'rejected') OR c.votes > 0 OR c.conflict = 1)"
 """A candidate someone has accepted or rejected (bulk actions leave these alone by default)."""
 
@@ -112,15 +119,19 @@ def settle(votes: list[dict], needed: int) -> dict:
     return state
 
 
+_ORIGINAL = ("type", "difficulty", "question", "answer", "chunk_ids")
+
+
 def _state(conn: sqlite3.Connection, candidate_id: str) -> dict | None:
     row = conn.execute(
-        f"SELECT {', '.join(STATE_FIELDS)}, type, difficulty, question, answer"
+        f"SELECT {', '.join(STATE_FIELDS)}, {', '.join(_ORIGINAL)}"
         " FROM candidates WHERE id = ?", (candidate_id,)).fetchone()
     if row is None:
         return None
     state = dict(zip(STATE_FIELDS, row[:len(STATE_FIELDS)]))
     state["tags"] = candidate_tags(conn, candidate_id)
-    original = dict(zip(("type", "difficulty", "question", "answer"), row[len(STATE_FIELDS):]))
+    original = dict(zip(_ORIGINAL, row[len(STATE_FIELDS):]))
+    original["chunk_ids"] = from_json(original["chunk_ids"], [])
     return {"state": state, "original": original}
 
 
@@ -158,20 +169,43 @@ def normalize_tag(tag: str) -> str:
     return clean
 
 
+def _chunk_ids(conn: sqlite3.Connection, value) -> list[str] | None:
+    """A marked chunk list as stored: ids of existing chunks, in marking order, each once."""
+    if value is None:
+        return None
+    if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+        raise ReviewError("chunk_ids: expected a list of chunk ids")
+    ids = list(dict.fromkeys(value))
+    for start in range(0, len(ids), 500):
+        batch = ids[start:start + 500]
+        found = {r[0] for r in conn.execute(
+            f"SELECT id FROM chunks WHERE id IN ({', '.join('?' * len(batch))})", batch)}
+        missing = [i for i in batch if i not in found]
+        if missing:
+            raise ReviewError(f"no chunk {missing[0]!r} in the knowledge base")
+    return ids
+
+
 def _next_state(action: str, state: dict, original: dict, *, edits: dict | None,
                 tag: str | None) -> dict:
-    """The state after an edit, tag or untag (decisions go through `_vote`)."""
+    """The state after an edit, tag or untag (decisions go through `_vote`). Chunk ids in
+    `edits` are already checked (`_chunk_ids`)."""
     after = dict(state, tags=list(state["tags"]))
     if action == "edit":
         for name, value in (edits or {}).items():
             if name not in EDITABLE:
                 raise ReviewError(f"cannot edit {name!r} (one of {', '.join(EDITABLE)})")
-            if name == "type" and value is not None and value not in TYPES:
+            if name == "type" and value is not None and value not in ITEM_TYPES:
                 raise ReviewError(f"unknown type {value!r}")
             if name == "difficulty" and value is not None and value not in DIFFICULTIES:
                 raise ReviewError(f"unknown difficulty {value!r}")
             if isinstance(value, str) and name in ("question", "answer"):
                 value = value.strip() or None
+            if name == "chunk_ids":
+                # A production item's marks are its only chunks: kept even when empty.
+                same = value == original["chunk_ids"] and original["type"] != PRODUCTION
+                after["edit_chunk_ids"] = None if value is None or same else to_json(value)
+                continue
             # An edit equal to the generated original is no edit: the column stays NULL.
             after[EDITABLE[name]] = None if value == original[name] else value
     elif action in ("tag", "untag"):
@@ -185,6 +219,26 @@ def _next_state(action: str, state: dict, original: dict, *, edits: dict | None,
     else:
         raise ReviewError(f"unknown review action {action!r}")
     return after
+
+
+def check_accept(current: dict) -> None:
+    """A `production` item (a real user question promoted from logs) is accepted only with a
+    reference answer and its relevant chunks marked by a reviewer: none at all only when it
+    was made an unanswerable item (the knowledge base does not cover it). ReviewError else."""
+    state, original = current["state"], current["original"]
+    if original["type"] != PRODUCTION:
+        return
+    answer = state["edit_answer"] if state["edit_answer"] is not None else original["answer"]
+    if not (answer or "").strip():
+        raise ReviewError("a production item needs a reference answer before it is accepted: "
+                          "write it (edit)")
+    marked = from_json(state["edit_chunk_ids"])
+    if marked is None:
+        raise ReviewError("a production item needs its relevant chunks marked before it is "
+                          "accepted: mark them in the knowledge-base search")
+    if not marked and (state["edit_type"] or original["type"]) != "unanswerable":
+        raise ReviewError("no relevant chunk is marked: mark at least one, or make the item "
+                          "unanswerable (type) when the knowledge base does not cover it")
 
 
 def check_decision(action: str, reason: str | None, note: str | None) -> None:
@@ -211,7 +265,9 @@ def record_decision(store: Store, candidate_id: str, annotator: str, action: str
     {question|answer|type|difficulty: value}; a value equal to the generated original clears
     the edit) | tag / untag (tag). Returns the log id, or None when the action changes nothing
     (no log row is written then): a repeat of the annotator's own decision, an edit or tag
-    that is already so. The same decision by another annotator IS recorded: it is their vote.
+    that is already so. `edits` may also mark the relevant chunks (`chunk_ids`: a list of
+    existing chunk ids, None to clear); a production item is accepted only once ready
+    (`check_accept`). The same decision by another annotator IS recorded: it is their vote.
     Raises ReviewError for an unknown candidate or a bad value.
     """
     with store.write():
@@ -229,6 +285,10 @@ def apply_action(conn: sqlite3.Connection, candidate_id: str, annotator: str, ac
     current = _state(conn, candidate_id)
     if current is None:
         raise ReviewError(f"no candidate {candidate_id!r}")
+    if action == "accept":
+        check_accept(current)
+    if action == "edit" and edits and "chunk_ids" in edits:
+        edits = {**edits, "chunk_ids": _chunk_ids(conn, edits["chunk_ids"])}
     if action in DECISIONS:
         return _vote(conn, candidate_id, annotator, action, now, current["state"],
                      reason=reason, note=note, final=final, batch_id=batch_id, uid=uid,
@@ -331,9 +391,11 @@ def bulk_decide(store: Store, f: CandidateFilter, annotator: str, action: str, *
     """Apply accept / reject / skip / tag / untag to the candidates matching `f` now.
 
     By default only candidates nobody has accepted or rejected yet are touched (a decision on
-    them is this annotator's vote). With `overwrite=True` the decided ones are included, and
-    a decision on them is a FINAL decision by this annotator (it settles the item whatever
-    the votes say; the votes stay in the log and in `review_votes`).
+    them is this annotator's vote). A bulk accept leaves out production items not ready to
+    be accepted (no reference or no chunks marked yet: `check_accept`). With
+    `overwrite=True` the decided ones are included, and a decision on them is a FINAL
+    decision by this annotator (it settles the item whatever the votes say; the votes stay in
+    the log and in `review_votes`).
 
     The ids are fixed when the call starts; they are written in transactions of `chunk` rows
     (so other writers are never locked out for long), every log row carrying the same
@@ -346,7 +408,9 @@ def bulk_decide(store: Store, f: CandidateFilter, annotator: str, action: str, *
     where, params = where_clause(f, store)
     rows = store.conn.execute(
         f"SELECT c.id, {DECIDED_SQL} {where}"
-        + ("" if overwrite else f" AND NOT {DECIDED_SQL}") + " ORDER BY c.id", params).fetchall()
+        + ("" if overwrite else f" AND NOT {DECIDED_SQL}")
+        + (f" AND NOT {NOT_READY_SQL}" if action == "accept" else "")
+        + " ORDER BY c.id", params).fetchall()
     batch_id = uuid.uuid4().hex
     changed = 0
     for start in range(0, len(rows), chunk):

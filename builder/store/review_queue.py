@@ -347,14 +347,20 @@ def get_candidate(store: Store, candidate_id: str) -> dict | None:
     reason, note, at), `held_by` (annotators holding a live lease on it), and
     `sources`: one entry per hop in order, each a list of chunks {id, text, title,
     heading_path (list), document_id, document_title, pages (PDF page numbers, else []),
-    evidence: [{quote, start, end}]}."""
+    evidence: [{quote, start, end}]} -- the chunks a reviewer marked (`edit_chunk_ids`,
+    decoded: None while unmarked) when there are some, one hop each; and for a production
+    item its `provenance` (decoded) and `linked_records` (how many log records ask it)."""
     rows = store.query("SELECT * FROM candidates WHERE id = ?", (candidate_id,))
     if not rows:
         return None
     cand = rows[0]
     decode(cand, {"chunk_ids": [], "hops": None, "evidence": [], "verification": [],
                   "rejection_reasons": [], "difficulty_signals": {}, "prompts": {},
-                  "fact_ids": []})
+                  "fact_ids": [], "edit_chunk_ids": None, "provenance": None})
+    if cand["provenance"] is not None:
+        cand["linked_records"] = store.conn.execute(
+            "SELECT count(*) FROM production_links WHERE candidate_id = ?",
+            (candidate_id,)).fetchone()[0]
     cand["tags"] = candidate_tags(store.conn, candidate_id)
     cand["decisions"] = store.query(
         "SELECT annotator, final, decision, reason, note, at FROM review_votes"
@@ -364,6 +370,8 @@ def get_candidate(store: Store, candidate_id: str) -> dict | None:
         " ORDER BY annotator", (candidate_id,))]
     hops = cand["hops"] if isinstance(cand["hops"], list) and cand["hops"] else [
         [cid] for cid in cand["chunk_ids"]]
+    if isinstance(cand["edit_chunk_ids"], list):
+        hops = [[cid] for cid in cand["edit_chunk_ids"]]
     hops = [h if isinstance(h, list) else [h] for h in hops]
     wanted = sorted({str(cid) for hop in hops for cid in hop})
     chunks: dict[str, dict] = {}

@@ -1,6 +1,7 @@
 """The knowledge-base search dialog (key K on the review screen): `ChunkSearch` full screen,
 prefilled with the current question. Escape closes it; with `select=True` enter on the list
-closes it returning the chunks marked relevant (space), for a screen that needs them."""
+closes it returning the chunks marked relevant (space), for a screen that needs them (key m:
+the relevant chunks of the current item, starting from those `marked` already)."""
 
 from __future__ import annotations
 
@@ -19,14 +20,16 @@ class KBSearchScreen(ModalScreen[list[str] | None]):
         Binding("escape", "close", "Close", id="kb.close"),
     ]
 
-    def __init__(self, store: Store, query: str = "", *, select: bool = False):
+    def __init__(self, store: Store, query: str = "", *, select: bool = False,
+                 marked: list[str] | None = None):
         super().__init__()
         self.store = store
         self.initial = query
         self.select = select
+        self.marked = list(marked or [])
 
     def compose(self) -> ComposeResult:
-        yield ChunkSearch(self.store, self.initial, id="kb-search")
+        yield ChunkSearch(self.store, self.initial, id="kb-search", marked=self.marked)
         yield KeyFooter(compact=True)
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:

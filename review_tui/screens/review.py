@@ -38,7 +38,7 @@ from builder.store import Store
 from builder.store import review_leases, review_log, review_queue
 from builder.store.review_queue import CandidateFilter
 from builder.store.review_stats import decision_times, shared_votes
-from builder.vocabulary import DECIDED_STATUS
+from builder.vocabulary import DECIDED_STATUS, PRODUCTION
 from review_tui.safe_text import visible
 from review_tui.screens.edit import EditResult, EditScreen
 from review_tui.screens.help import HelpScreen
@@ -104,6 +104,22 @@ class RefreshReader:
                 self._store = None
 
 
+def not_ready(candidate: dict) -> str | None:
+    """Why a production item cannot be accepted yet (None when it can): the check the store
+    makes too (`review_log.check_accept`), said before anything is sent."""
+    if candidate.get("type") != PRODUCTION:
+        return None
+    if not (candidate.get("edit_answer") or candidate.get("answer") or "").strip():
+        return "Write the reference answer first (e): a production item has none until you do."
+    marked = candidate.get("edit_chunk_ids")
+    if marked is None:
+        return "Mark the relevant chunks first (m): search the knowledge base, space marks."
+    if not marked and (candidate.get("edit_type") or candidate["type"]) != "unanswerable":
+        return ("No relevant chunk is marked: mark one (m), or make the item unanswerable "
+                "(e, type) if the knowledge base does not cover it.")
+    return None
+
+
 def item_label(action: str, candidate: dict | None, candidate_id: str) -> str:
     """How a write is named in messages: 'accept of c000123 “What is…”'."""
     question = ""
@@ -125,6 +141,7 @@ class ReviewScreen(Screen):
         Binding("e", "edit", "Edit", id="review.edit"),
         Binding("v", "evidence", "Evidence", id="review.evidence"),
         Binding("K", "kb_search", "KB search", id="review.kb_search"),
+        Binding("m", "mark_chunks", "Mark chunks", show=False, id="review.mark_chunks"),
         Binding("u", "undo", "Undo", id="review.undo"),
         Binding("t", "tag", "Tag", id="review.tag"),
         Binding("n", "move(1)", "Next", id="review.next"),
@@ -477,6 +494,13 @@ class ReviewScreen(Screen):
             self.app.bell()
             return
         final = self.adjudicating
+        if action == "accept" and self.current is not None and self.current_id == cid:
+            problem = not_ready(self.current)
+            if problem:
+                self.app.bell()
+                self.app.notify(problem, title="Not accepted", severity="warning",
+                                markup=False)
+                return
         if final and action == "skip":  # an adjudicator passes: nothing to record
             self.held.discard(cid)
             self.open_next()
@@ -665,6 +689,31 @@ class ReviewScreen(Screen):
         if self.current is not None:
             question = self.current.get("edit_question") or self.current.get("question") or ""
         self.app.push_screen(KBSearchScreen(self.store, question))
+
+    def action_mark_chunks(self) -> None:
+        """Mark the relevant chunks of the current item in the knowledge-base search (space
+        marks, enter or escape saves): a production item needs them before it is accepted."""
+        if self.current is None:
+            self.app.bell()
+            return
+        cid, candidate = self.current_id, self.current
+        marked = candidate.get("edit_chunk_ids")
+        if marked is None:
+            provenance = candidate.get("provenance") or {}
+            marked = (provenance.get("useful_chunk_ids") if isinstance(provenance, dict)
+                      else None) or candidate.get("chunk_ids") or []
+        question = candidate.get("edit_question") or candidate.get("question") or ""
+
+        def done(chunks: list[str] | None) -> None:
+            if chunks is None or chunks == candidate.get("edit_chunk_ids"):
+                return
+            self._submit(review_log.record_decision, cid, self.annotator, "edit",
+                         edits={"chunk_ids": chunks},
+                         label=item_label("marking chunks", candidate, cid),
+                         on_done=partial(self._decision_landed, cid))
+
+        self.app.push_screen(KBSearchScreen(self.store, question, select=True,
+                                            marked=[str(x) for x in marked]), done)
 
     def action_stats(self) -> None:
         self.app.push_screen(StatsScreen(self.db_path))

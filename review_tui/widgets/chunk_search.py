@@ -72,13 +72,14 @@ class ChunkSearch(Vertical):
             super().__init__()
             self.marked = marked
 
-    def __init__(self, store: Store, query: str = "", *, id: str | None = None):
+    def __init__(self, store: Store, query: str = "", *, id: str | None = None,
+                 marked: list[str] | None = None):
         super().__init__(id=id)
         self.store = store
         self.initial = query
         self.rows: list[dict] = []
-        self.marked: list[str] = []
-        """Chunk ids marked relevant, in marking order."""
+        self.marked: list[str] = list(marked or [])
+        """Chunk ids marked relevant, in marking order (`marked`: already marked ones)."""
 
     def compose(self) -> ComposeResult:
         yield Input(value=visible(self.initial, multiline=False),
@@ -101,14 +102,21 @@ class ChunkSearch(Vertical):
         results.clear_options()
         results.add_options([Option(result_label(r, r["id"] in self.marked), id=r["id"])
                              for r in self.rows])
-        count = Text(f"{len(self.rows)}{'+' if len(self.rows) == PAGE else ''} chunks match"
-                     if self.rows else "no chunk matches these words", "dim")
-        self.query_one("#kb-count", Static).update(count)
+        self._show_count()
         if self.rows:
             results.highlighted = 0
             self._preview(0)
         else:
             self.query_one("#kb-text", Static).update(Text(""))
+
+    def _show_count(self) -> None:
+        count = (f"{len(self.rows)}{'+' if len(self.rows) == PAGE else ''} chunks match"
+                 if self.rows else "no chunk matches these words")
+        if self.marked:
+            count += f" · {len(self.marked)} marked: {', '.join(self.marked[:4])}"
+            count += " …" if len(self.marked) > 4 else ""
+        self.query_one("#kb-count", Static).update(Text(visible(count, multiline=False),
+                                                        "dim"))
 
     def _preview(self, index: int | None) -> None:
         if index is None or not 0 <= index < len(self.rows):
@@ -140,4 +148,5 @@ class ChunkSearch(Vertical):
             self.marked.append(cid)
         results.replace_option_prompt_at_index(index, result_label(self.rows[index],
                                                                    cid in self.marked))
+        self._show_count()
         self.post_message(self.Marked(list(self.marked)))

@@ -154,7 +154,14 @@ def render_candidate(c: dict, pending_status: str | None = None,
     out.append_text(render_decisions(c, annotator))
 
     edited_field("Question", c["question"], c.get("edit_question"))
-    edited_field("Reference answer", c["answer"], c.get("edit_answer"))
+    if c.get("provenance") is not None and not (c.get("edit_answer") or c["answer"]).strip():
+        out.append("\nReference answer", H)
+        out.append("\nnone yet: write it (e); a bad production answer is never a reference\n",
+                   "bold red")
+    else:
+        edited_field("Reference answer", c["answer"], c.get("edit_answer"))
+    if c.get("provenance") is not None:
+        out.append_text(render_provenance(c))
 
     out.append("\nVerification\n", H)
     checks = c.get("verification") or []
@@ -183,11 +190,61 @@ def render_candidate(c: dict, pending_status: str | None = None,
     return out
 
 
-def render_sources(c: dict) -> Text:
-    """The candidate's source chunks hop by hop, evidence highlighted."""
+def render_provenance(c: dict) -> Text:
+    """Where a production item came from: the log record, why it was picked, the judge's
+    evidence, the answer production gave, and what its chunks must be before accepting."""
+    p = c["provenance"] if isinstance(c.get("provenance"), dict) else {}
     out = Text()
-    out.append("Sources\n", H)
+    out.append("\nFrom production\n", H)
+    out.append("record: ", LABEL)
+    out.append(visible(str(p.get("record_id") or "?"), multiline=False))
+    out.append(f"  {visible(str(p.get('at') or '')[:16], multiline=False)}", DIM)
+    linked = (c.get("linked_records") or 1) - 1
+    if linked > 0:
+        out.append(f"  (+{linked} more record{'s' if linked > 1 else ''} asking the same)",
+                   "magenta")
+    out.append("\npicked as: ", LABEL)
+    out.append(visible(str(p.get("picked_as") or "?"), multiline=False))
+    if p.get("cause"):
+        out.append(" · cause: ", LABEL)
+        out.append(visible(str(p["cause"]), multiline=False), "yellow")
+    signals = p.get("signals") or []
+    if signals:
+        out.append(" · ")
+        out.append(visible(", ".join(str(x) for x in signals), multiline=False), "red")
+    out.append("\n")
+    for line in p.get("evidence") or []:
+        out.append("  • ")
+        out.append(visible(str(line)))
+        out.append("\n")
+    if p.get("production_answer"):
+        out.append("production answered: ", LABEL)
+        out.append_text(safe_text(str(p["production_answer"]), DIM))
+        out.append("\n")
+    marked = c.get("edit_chunk_ids")
+    if marked is None:
+        suggested = [str(x) for x in p.get("useful_chunk_ids") or []]
+        out.append("relevant chunks: none marked yet: mark them (m, knowledge-base search)",
+                   "bold red")
+        if suggested:
+            out.append("; judged useful in production: ")
+            out.append(visible(", ".join(suggested), multiline=False), DIM)
+        out.append("\n")
+    elif not marked:
+        out.append("relevant chunks: none (the knowledge base does not cover it: make the "
+                   "item unanswerable)\n", "yellow")
+    return out
+
+
+def render_sources(c: dict) -> Text:
+    """The candidate's source chunks hop by hop, evidence highlighted (the chunks a reviewer
+    marked, when there are some)."""
+    out = Text()
+    out.append("Relevant chunks (marked)\n" if isinstance(c.get("edit_chunk_ids"), list)
+               else "Sources\n", H)
     sources = c.get("sources") or []
+    if not sources:
+        out.append("none\n", DIM)
     for hop_number, hop in enumerate(sources, 1):
         for chunk in hop:
             out.append(f"Hop {hop_number}" if len(sources) > 1 else "Chunk", "bold cyan")
