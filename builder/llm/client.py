@@ -42,10 +42,7 @@ from pydantic import BaseModel, ValidationError
 from builder.errors import InputError, JobError
 from builder.llm.prompts import Prompt, load_prompt
 from builder.llm.settings import LLMSettings
-from builder.llm.structured import (
-    MODES, NoJSON, cache_schema, extract_json, looks_like_refusal, response_format, schema_text,
-    summarize_validation_error,
-)
+from builder.llm.structured import MODES, cache_schema, read_reply, response_format, schema_text
 from builder.llm.types import BudgetExceeded, LLMResult
 from builder.store import llm_calls
 from builder.store.db import Store
@@ -297,48 +294,24 @@ class OpenAIClient:
             out.prompt_tokens += usage.get("prompt_tokens") or 0
             out.completion_tokens += usage.get("completion_tokens") or 0
             out.raw = reply.raw
-            choices = data.get("choices") or []
-            if not choices:
-                out.status, out.error = "empty", "reply has no choices"
-                return out
-            choice = choices[0] if isinstance(choices[0], dict) else {}
-            message = choice.get("message") or {}
-            refusal = message.get("refusal")
-            if refusal:
-                out.status, out.error = "refusal", str(refusal)[:500]
-                return out
-            if choice.get("finish_reason") == "content_filter":
-                out.status, out.error = "refusal", "blocked by the endpoint's content filter"
-                return out
-            if choice.get("finish_reason") == "length":
-                if not enlarged:
-                    enlarged, max_tokens = True, max_tokens * 2
-                    continue
-                out.status = "truncated"
-                out.error = f"reply cut off at max_tokens={max_tokens}"
-                return out
-            content = _text_of(message.get("content"))
-            if not content.strip():
-                out.status, out.error = "empty", "empty reply"
-                return out
-            try:
-                value = output.model_validate(extract_json(content))
-            except NoJSON as exc:
-                if looks_like_refusal(content):
-                    out.status, out.error = "refusal", content.strip()[:500]
-                    return out
-                problem = str(exc)
-            except ValidationError as exc:
-                problem = summarize_validation_error(exc)
-            else:
-                out.status, out.value, out.parsed, out.error = "ok", value, value.model_dump(mode="json"), None
-                return out
-            if repaired:
-                out.status, out.error = "invalid", problem
-                return out
-            repaired = True
-            convo = messages + [{"role": "assistant", "content": content}] \
-                + self._repair_prompt.render({"error": problem})
+            reading = read_reply(data, output, enlarged=enlarged, repaired=repaired,
+                                 max_tokens=max_tokens)
+            if reading.status == "longer":
+                enlarged, max_tokens = True, max_tokens * 2
+                continue
+            if reading.status == "repair":
+                repaired = True
+                convo = self._repair_convo(messages, reading.content, reading.error)
+                continue
+            out.status, out.value, out.parsed, out.error = (reading.status, reading.value,
+                                                            reading.parsed, reading.error)
+            return out
+
+    def _repair_convo(self, messages: list[dict], content: str, problem: str) -> list[dict]:
+        """The conversation of the one repair round: the call's messages, the reply that did
+        not validate, and the repair prompt naming what was wrong."""
+        return messages + [{"role": "assistant", "content": content}] \
+            + self._repair_prompt.render({"error": problem})
 
     def _request(self, model: str, convo: list[dict], mode: str, output: type[BaseModel],
                  temperature: float, max_tokens: int) -> dict[str, Any]:
@@ -518,15 +491,6 @@ class OpenAIClient:
         if key and len(key) >= 6:
             text = text.replace(key, "[redacted]")
         return text
-
-
-def _text_of(content: Any) -> str:
-    """Message content as text (a string, or a list of content parts)."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(p.get("text", "") for p in content if isinstance(p, dict))
-    return ""
 
 
 def _backoff(attempt: int) -> float:
