@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 from rich.progress import Progress
 
 from builder.llm.prompts import Prompt, load_prompt
-from builder.llm.types import LLM, LLMResult
+from builder.llm.types import LLM, LLMResult, stop_if_deferred
 from builder.store.db import Store
 
 from builder.generate.models import GenerateOptions
@@ -86,7 +86,11 @@ class RunContext:
 async def run_units(ctx: RunContext, label: str, items: Iterable[T],
                     work: Callable[[T], Awaitable[None]]) -> None:
     """Run `work(item)` for every item, `ctx.options.concurrency` at a time, with a progress
-    bar. The first exception cancels the rest and is re-raised (unwrapped from the group)."""
+    bar. The first exception cancels the rest and is re-raised (unwrapped from the group).
+
+    A step ends here: with `--batch`, a pass that staged requests (in these units, or in calls
+    made since the last step) stops at this point (`stop_if_deferred`)."""
+    stop_if_deferred(ctx.llm)
     items = list(items)
     if not items:
         return
@@ -105,6 +109,7 @@ async def run_units(ctx: RunContext, label: str, items: Iterable[T],
                 group.create_task(one(item))
     except BaseExceptionGroup as eg:  # noqa: F821 - builtin on 3.11
         raise _first_leaf(eg) from None
+    stop_if_deferred(ctx.llm)
 
 
 def _first_leaf(eg: BaseExceptionGroup) -> BaseException:

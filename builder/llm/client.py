@@ -54,7 +54,7 @@ BACKOFF_CAP_S = 30.0
 RETRY_AFTER_CAP_S = 120.0
 UNREACHABLE_CALLS = 3          # calls in a row that could not connect (after retries) -> JobError
 DRY_RUN_COMPLETION_TOKENS = 300  # assumed reply size for --dry-run estimates
-_FORMAT_WORDS = re.compile(r"response_format|json_schema|json_object|schema|strict|structured",
+FORMAT_WORDS = re.compile(r"response_format|json_schema|json_object|schema|strict|structured",
                            re.IGNORECASE)
 
 
@@ -111,18 +111,20 @@ class OpenAIClient:
     the semaphore are rebuilt for each loop.
     """
 
+    batch = False  # priced at the standard rates; `BatchClient` (llm/batch/) prices at batch rates
+
     def __init__(self, store: Store, settings: LLMSettings, *, job: str, local: bool = False,
                  http_client_factory: Callable[[], Any] | None = None,
                  progress: Callable[[str], None] | None = None,
                  sleep: Callable[[float], Any] | None = None):
-        if not settings.base_url and not settings.dry_run:
+        if not settings.base_url and not settings.dry_run and not self.batch:
             raise InputError("no LLM endpoint: pass --base-url or let golden run the local model")
         self.store = store
         self.settings = settings
         self.job = job
         self.local = local
         self.dry_run = settings.dry_run
-        self.endpoint = "local" if local else safe_url(settings.base_url or "")
+        self.endpoint = "local" if local else safe_url(settings.base_url or "") or "batch"
         self._api_key = settings.api_key.get_secret_value() if settings.api_key else None
         self._http_client_factory = http_client_factory
         self._progress = progress or (lambda m: print(f"golden: {m}", file=sys.stderr))
@@ -371,7 +373,7 @@ class OpenAIClient:
                 self._unreachable_streak = 0
                 status, message = exc.status_code, self._message(exc)
                 reason = f"HTTP {status}: {message}"
-                about_format = has_format and bool(_FORMAT_WORDS.search(message))
+                about_format = has_format and bool(FORMAT_WORDS.search(message))
                 unconfirmed_500 = (has_format and status == 500
                                    and f"{self.endpoint}|{model}" not in self._confirmed)
                 if status in (400, 422) and about_format or unconfirmed_500:
@@ -460,7 +462,7 @@ class OpenAIClient:
                 self._progress(f"no price known for model {model!r}: its cost is not counted "
                                f'(add [prices."{model}"] to golden.toml)')
             return None
-        return (prompt_tokens * price.input_per_mtok + completion_tokens * price.output_per_mtok) / 1e6
+        return price.cost(prompt_tokens, completion_tokens, batch=self.batch)
 
     def _account(self, outcome: _Outcome, cost: float | None) -> None:
         self._stats["prompt_tokens"] += outcome.prompt_tokens
