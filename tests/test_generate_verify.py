@@ -102,3 +102,33 @@ def test_temporal_round_trip_must_give_the_newer_value(kb_store):
     judged = [c for c in cands if c["verdict"] != "pending"]
     assert judged and all(c["verdict"] == "failed" for c in judged)
     assert any("round_trip" in reasons(c) for c in judged)
+
+
+def test_a_question_its_own_chunk_answers_otherwise_once_the_answer_is_hidden_is_vague(kb_store):
+    """Asked again with its answer masked, a vague question finds another value in its own
+    chunk ("How much does shipping cost?": Express $15, Standard $6 in one chunk)."""
+    store = kb_store
+
+    def vague(name, v, role):
+        if name == "questions" and "shipping costs" in v["fact"]:
+            return {"question": "How much does shipping cost?"}
+        if name == "roundtrip" and v["question"] == "How much does shipping cost?":
+            texts = re.findall(r'<passage number="\d+">\n(.*?)\n</passage>', v["passages"], re.S)
+            for i, text in enumerate(texts, 1):  # the first price it can still see
+                if (m := re.search(r"\$\d+", text)):
+                    return {"passage": i, "answer": m.group(0)}
+            return {"passage": 0, "answer": ""}
+        return ideal(name, v, role)
+
+    cands = only(store, ScriptedLLM(vague), ["single_hop"], n=6)
+    shipping = [c for c in cands if c["question"] == "How much does shipping cost?"]
+    assert shipping and all(c["verdict"] == "failed" for c in shipping)
+    assert all("unique_answer" in reasons(c) for c in shipping if "round_trip" not in reasons(c))
+    assert any("answer hidden" in r for c in shipping for r in c["rejection_reasons"])
+
+
+def test_masking_hides_every_occurrence_of_the_answer():
+    from builder.generate.roundtrip import MASK, masked
+
+    chunk = {"id": "c", "text": "Express costs $15. Express shipping: $15 flat, or $6 standard."}
+    assert masked(chunk, "$15")["text"] == f"Express costs {MASK}. Express shipping: {MASK} flat, or $6 standard."

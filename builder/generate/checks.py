@@ -371,8 +371,32 @@ def _both_values(s: Subject, computed: bool) -> Result:
 
 
 def states_both_values(s: Subject) -> Result:
-    """A comparison gives each side's value, or a value computed from both."""
-    return _both_values(s, computed=True)
+    """A comparison gives each side's value, or their difference or sum, and no other number
+    ("2 days longer: 4 weeks' notice takes 5 days and 1 week's takes 3" invents 5 and 3, which
+    the looser one-step arithmetic of `numbers_grounded` would let through)."""
+    found = _both_values(s, computed=True)
+    if not found or not found[0]:
+        return found
+    va = numbers(without_dates(s.facts[0]["evidence"]))
+    vb = numbers(without_dates(s.facts[1]["evidence"]))
+    allowed = set(va) | set(vb) | numbers(s.q)
+    for x in va:
+        for y in vb:
+            diff, total = abs(Decimal(x) - Decimal(y)), Decimal(x) + Decimal(y)
+            allowed |= {format(diff.normalize(), "f"), format(total.normalize(), "f")}
+    stray = sorted(numbers(s.a) - allowed)
+    return not stray, "" if not stray else f"states {', '.join(stray)}, neither side's value"
+
+
+def names_both_sides(s: Subject) -> Result:
+    """A comparison names both things it compares, in the question and in the answer."""
+    if len(s.facts) < 2:
+        return None
+    names = [next((n for n in f.get("entities") or [] if key_terms(n)), "") for f in s.facts[:2]]
+    if not all(names):
+        return False, "a side has no name"
+    missing = [n for n in names if not key_terms(n) <= key_terms(s.q) | key_terms(s.a)]
+    return not missing, "" if not missing else f"does not name {missing[0]!r}"
 
 
 def names_both_readings(s: Subject) -> Result:
@@ -430,6 +454,7 @@ CHECKS: tuple[tuple[frozenset[str], Callable[[Subject], Result]], ...] = (
     (frozenset({"reasoning"}), outcome_follows),
     (frozenset({"temporal"}), uses_newer_value),
     (frozenset({"comparative"}), states_both_values),
+    (frozenset({"comparative"}), names_both_sides),
     (frozenset({"ambiguous"}), names_both_readings),
     (frozenset({"ambiguous"}), question_underspecified),
     (frozenset({"ambiguous"}), term_in_both),

@@ -40,7 +40,9 @@ _COMPARATORS = {
 }
 _LIMIT = re.compile(
     r"\b(?P<cmp>" + "|".join(f"(?P<c{i}>{p})" for i, p in enumerate(_COMPARATORS.values()))
-    + r")\s+(?:(?:a|an|the|un|una|le|la|der|die|das|o|il)\s+)?" + r"(?P<cur>[$€£¥])?\s?" + _NUMBER
+    + r")\s+(?:(?:a|an|the|un|una|los|las|le|la|les|der|die|das|den|o|os|il|i)\s+)?"
+    + r"(?:(?:first|next|last|primer|primeros|primeras|premiers|premières|ersten|primeiros|"
+    + r"primi)\s+)?" + r"(?P<cur>[$€£¥])?\s?" + _NUMBER
     + r"\s?" + _UNIT, re.I)
 _OPS = list(_COMPARATORS)
 

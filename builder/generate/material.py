@@ -265,6 +265,18 @@ def pick_multi_hop(facts: list[dict], store=None) -> list[Material]:
     return sorted(out.values(), key=lambda m: not m.info["cross_document"])
 
 
+def _named(f: dict) -> bool:
+    """The fact is about a named thing: a name with letters ("Gold membership", "Sync Plus"),
+    not a bare number or code such as a table's "4" or "TPM4"."""
+    return any(re.search(r"[^\W\d_]{3,}", n) and not re.fullmatch(r"[A-Z]+\d+", n)
+               for n in f["_name_list"])
+
+
+def _links(f: dict) -> bool:
+    """The fact's evidence is mostly a link (a navigation table's "[TPM4 - ...](#tpm4)")."""
+    return bool(re.fullmatch(r"\s*!?\[[^\]]*\]\([^)]*\)\s*", f["evidence"]))
+
+
 def pick_comparative(facts: list[dict]) -> list[Material]:
     by_unit: dict[str, list[dict]] = defaultdict(list)
     for f in facts:
@@ -276,8 +288,8 @@ def pick_comparative(facts: list[dict]) -> list[Material]:
             if a["_vals"] == b["_vals"] or not a["_vals"] or not b["_vals"] or a["_lang"] != b["_lang"] \
                     or _versions(a, b):
                 continue
-            if a["_names"] & b["_names"] or a["id"] == b["id"]:
-                continue
+            if a["_names"] & b["_names"] or a["id"] == b["id"] or not _named(a) or not _named(b):
+                continue  # two things to compare, each with a name the question can use
             if jaccard(a["_attr"], b["_attr"]) < 0.3:
                 continue  # "a 5% fee" and "a 10% discount" share a unit, not a kind
             a, b = sorted((a, b), key=lambda f: f["id"])
@@ -313,8 +325,8 @@ def pick_ambiguous(facts: list[dict]) -> list[Material]:
     out = []
     for i, j in sorted(_pairs_by_terms(facts, 1)):
         a, b = facts[i], facts[j]
-        if not a["_names"] or not b["_names"] or a["_names"] & b["_names"] \
-                or a["_lang"] != b["_lang"] or _versions(a, b):
+        if not _named(a) or not _named(b) or a["_names"] & b["_names"] \
+                or a["_lang"] != b["_lang"] or _versions(a, b) or _links(a) or _links(b):
             continue
         if not a["_vals"] or not b["_vals"] or a["_vals"] == b["_vals"]:
             continue

@@ -184,6 +184,18 @@ def focused(chunk: dict, question: str, evidence: str | None = None) -> dict:
     return {**chunk, "text": window(text, centre)}
 
 
+MASK = "___"
+
+
+def masked(chunk: dict, answer: str) -> dict:
+    """The chunk with every occurrence of `answer` hidden (case-insensitive), for asking the
+    question again without its answer."""
+    core = answer.strip()
+    if not core:
+        return chunk
+    return {**chunk, "text": re.sub(re.escape(core), MASK, chunk["text"], flags=re.I)}
+
+
 async def ask(ctx, question: str, chunks: list[dict]) -> Answer:
     """One answering call over `chunks` (in that order; pass them through `focused` first),
     judged by code against the same texts. No chunks: not found, no call."""
@@ -196,7 +208,7 @@ async def ask(ctx, question: str, chunks: list[dict]) -> Answer:
         return Answer(status=res.status, model=model)
     reply = res.value
     text = " ".join(reply.answer.split())
-    if not text:
+    if not text or MASK in text:  # nothing, or the hidden answer's placeholder read back
         return Answer(status="ok", model=model)
     at = grounded_in(text, chunks, reply.passage)
     if at is None:

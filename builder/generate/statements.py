@@ -17,7 +17,11 @@ Guarantees, for every row of `extract_statements(chunk)`:
 What becomes a statement:
 - prose: sentences (a splitter that knows abbreviations, decimals, versions, domains; Chinese
   splits after 。！？；), each further split at "; " when the parts are long enough on their own;
-- list items (marker excluded from the evidence), sentence-split the same way;
+- list items (marker excluded from the evidence), sentence-split the same way; when the
+  paragraph before the list ends with ":", its last sentence (the lead-in) opens each item's
+  text -- "Your line manager will normally approve requests of: more than 2 days ..." -- while
+  the evidence stays the item (an item alone often says nothing: "15 days prior to the week
+  your pay is due to start");
 - Markdown pipe tables: one fact per non-empty body cell outside the first column, its
   evidence the cell itself (the row holds other columns' values);
 - not: headings, fenced code, horizontal rules, link-only lines, questions, lead-ins ending
@@ -43,8 +47,9 @@ from builder.generate.candidate import stable_id
 from builder.generate.terms import STOPWORDS, dates, key_terms
 
 EXTRACTOR = "statements"
-VERSION = "3"  # 2: a table fact's evidence is its cell, not the row. 3: the cell as a record;
-               # blocks read by builder.text.markdown (GFM tables without leading pipes)
+VERSION = "4"  # 2: a table fact's evidence is its cell, not the row. 3: the cell as a record;
+               # blocks read by builder.text.markdown (GFM tables without leading pipes).
+               # 4: a list item's text starts with the lead-in of its list
 
 MIN_TERMS = 2
 MIN_WORDS = 4
@@ -154,19 +159,35 @@ def extract_statements_counted(chunk: dict) -> tuple[list[dict], int]:
             "prompt_version": VERSION, "llm_call_id": None, "cell": cell,
         })
 
+    lead = None  # the sentence that introduces the list being read ("... approve requests of:")
     for kind, spans in blocks:
         if kind == "table":
+            lead = None
             for claim, start, end, entity, cell in _table_facts(text, spans):
                 add(claim, start, end, [entity], cell)
             continue
         start, end = spans[0]
+        if kind == "prose":
+            whole = plain(text[start:end])
+            lead = _lead_in(whole)
         for s, e in _pieces(text, start, end):
             claim = plain(text[s:e])
             if not _keep(text[s:e], claim):
                 dropped += 1
                 continue
+            if kind == "item" and lead:  # the item means something only with its lead-in
+                claim = f"{lead} {claim}"
             add(claim, s, e, _entities(text[s:e], claim, names))
     return rows, dropped
+
+
+def _lead_in(paragraph: str) -> str | None:
+    """The last sentence of a paragraph that ends with ":" -- the lead-in of the list after it
+    ("Your line manager will normally approve requests of:") -- or None."""
+    if not paragraph.endswith((":", "：")):
+        return None
+    last = re.split(r"(?<=[.!?。！？])\s+", paragraph)[-1]
+    return last if 2 <= len(last.split()) <= 40 or _CJK_CHAR.search(last) else None
 
 
 # -- blocks ----------------------------------------------------------------------------------
@@ -354,8 +375,13 @@ def _long_enough(claim: str) -> bool:
     return len(key_terms(claim)) >= MIN_TERMS and (words >= MIN_WORDS or cjk >= MIN_CJK)
 
 
+_HTML_TAG = re.compile(r"\s*</?[A-Za-z][\w-]*(?:\s[^<>]*)?/?>")
+
+
 def _keep(raw: str, claim: str) -> bool:
     if _LINK_ONLY.match(raw) or claim.endswith(("?", "？", ":", "：")):  # questions, lead-ins
+        return False
+    if _HTML_TAG.match(raw):  # raw HTML in Markdown (<picture><source srcset=...>): markup
         return False
     words, cjk = _size(claim)
     return _long_enough(claim) and words + cjk / 2 <= MAX_WORDS

@@ -13,11 +13,12 @@ LLM checks per type (each one `roundtrip` call, role "verifier"; all gate):
   alone, the answer must agree with the reference (comparative: it may give one side's value
   or the difference, but no value the reference does not state; temporal: it must give the
   newer value);
-- single_hop also `unique_answer` -- answered from the top-4 chunks of the WHOLE knowledge base
-  for the question (superseded document versions left out, the cited chunk added last when the
-  search misses it), the answer may not come from another chunk and disagree with the
-  reference (a question that does not pin down its subject -- which level of a rubric, which
-  plan -- is answered from elsewhere). Asked only after `round_trip` passed;
+- single_hop also `unique_answer` -- asked again with its answer hidden: the cited window with
+  the answer masked, plus the top-3 other chunks of the WHOLE knowledge base for the question
+  (superseded document versions left out). No grounded answer may come back that disagrees
+  with the reference: a question that does not pin down its subject -- which level of a
+  rubric, which plan, which request -- is answered by something else in its own chunk or
+  elsewhere. Asked only after `round_trip` passed;
 - multi_hop: `round_trip` over both chunks, then `second_hop_needed` -- answered from each cited
   chunk alone, the answer must NOT agree (one chunk would do: a single-hop item in disguise);
 - unanswerable: `kb_does_not_answer_llm` -- answered from the top-4 chunks of the whole
@@ -128,19 +129,22 @@ async def llm_checks(ctx: RunContext, cand: dict, facts: list[dict],
     if not ok:
         return out
     if ctype == "single_hop":
-        # the top chunks of the whole KB for the question, the cited one among them (added last
-        # when the search misses it); a superseded version answering with its old value is not
-        # a competing answer
-        top = search_chunks(ctx.store, q, k=TOP_K_UNIQUE + 1, exclude_ids=sorted(ctx.superseded))
+        # Asked again with its answer hidden: the cited window with the answer masked, and the
+        # top chunks of the whole KB for the question (superseded versions left out). A
+        # question that pins down its subject finds nothing else to answer it; a vague one
+        # ("How long will your request take?") finds another value in the same chunk or
+        # another document, and a grounded answer that disagrees with the reference rejects it.
         cited_ids = {c["id"] for c in cited}
-        passages = [_view(cand, h) for h in top] + [c for c in cited
-                                                     if c["id"] not in {h["id"] for h in top}]
-        alt = await _ask(ctx, q, passages)
-        differs = alt.found and alt.chunk_id not in cited_ids and not agrees(cand, facts, alt.text)[0]
+        top = search_chunks(ctx.store, q, k=TOP_K_UNIQUE + len(cited_ids),
+                            exclude_ids=sorted(ctx.superseded))
+        others = [_view(cand, h) for h in top if h["id"] not in cited_ids][:TOP_K_UNIQUE]
+        masked = [roundtrip.masked(c, cand["answer"]) for c in cited]
+        alt = await _ask(ctx, q, masked + others)
+        differs = alt.found and not agrees(cand, facts, alt.text)[0]
+        where = "the rest of its chunk" if alt.chunk_id in cited_ids else f"chunk {alt.chunk_id}"
         out.append(check("unique_answer", not differs,
-                         f"chunk {alt.chunk_id} answers differently: {_said(alt)}" if differs else
-                         (f"chunk {alt.chunk_id} gives the same answer"
-                          if alt.found and alt.chunk_id not in cited_ids else ""),
+                         f"with its answer hidden, {where} answers it: {_said(alt)}" if differs
+                         else (f"{where} gives the same answer" if alt.found else ""),
                          source="llm", model=alt.model))
     elif ctype == "multi_hop":
         for chunk in cited:

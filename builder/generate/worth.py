@@ -33,6 +33,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from builder.generate.limits import limits
 from builder.generate.terms import answer_target, dates, key_terms, numbers
 
 # Statements about the document, not about the subject.
@@ -153,9 +154,14 @@ def _bare_number(text: str) -> str | None:
 
 def _inside_a_name(text: str, value: str) -> bool:
     """"2 support" out of "HTTP/2 support", "3 app" out of "OAuth3 app": a number glued to a
-    name is part of the name, not a value."""
+    name is part of the name, not a value. And "8 face" out of "8 face to face counselling
+    sessions": the word after the number is half of a compound, not its unit."""
     at = text.find(value)
-    return at > 0 and (text[at - 1] in "/_-.#" or text[at - 1].isascii() and text[at - 1].isalpha())
+    if at > 0 and (text[at - 1] in "/_-.#" or text[at - 1].isascii() and text[at - 1].isalpha()):
+        return True
+    unit = value.split()[-1] if " " in value else ""
+    rest = text[at + len(value):] if at >= 0 else ""
+    return bool(unit) and bool(re.match(rf"\s*(?:to|-)\s*{re.escape(unit)}\b", rest, re.I))
 
 
 _UNIT_KINDS = [
@@ -175,10 +181,17 @@ def answer_kind(w: Worth) -> str:
     if w.kind == "value" and w.answer:
         if dates(w.answer):
             return "a date"
-        for pattern, kind in _UNIT_KINDS:
-            if pattern.search(w.answer):
-                return kind
-        return "a number"
+        what = next((kind for pattern, kind in _UNIT_KINDS if pattern.search(w.answer)),
+                    "a number")
+        found = limits(w.answer)
+        if found:  # "a minimum (a duration)": the writer asks for the limit, not the value
+            bound = {"<=": "an upper limit", "<": "an upper limit", ">=": "a minimum",
+                     ">": "a threshold that must be exceeded"}[found[0].op]
+            if found[0].phrase.split()[0].casefold() in ("within", "dentro", "innerhalb",
+                                                          "entro", "en"):
+                bound = "a time limit"
+            return f"{bound} ({what})"
+        return what
     if w.kind == "code" and w.answer:
         return _code_kind(w.answer)
     return {"label": "a description", "definition": "a description",
@@ -227,7 +240,12 @@ def assess(fact: dict, common: frozenset[str] = frozenset()) -> Worth:
 
     value = answer_target({**fact, "text": text}) or _bare_number(text)  # the cell record too
     if value and key_terms(value) != key_terms(text) and not _inside_a_name(text, value):
-        return Worth(True, answer=value, kind="value", priority=0)
+        # a limit keeps its comparator: "at least 8 weeks", not "8 weeks" -- the bare value
+        # would be a wrong answer, and hiding "within 14 days" gets a question about a
+        # deadline ("By when ...?"), not about a duration
+        limit = next((lim for lim in limits(text) if value in lim.phrase and lim.phrase in text),
+                     None)
+        return Worth(True, answer=limit.phrase if limit else value, kind="value", priority=0)
     label = LABELLED.match(raw.strip())
     if label and label.group("label").strip().casefold() not in GENERIC_LABELS:
         rest = " ".join(label.group("rest").split())
@@ -241,7 +259,11 @@ def assess(fact: dict, common: frozenset[str] = frozenset()) -> Worth:
         if len(key_terms(rest)) >= 3 and len(rest.split()) <= MAX_ANSWER_WORDS \
                 and not key_terms(rest) <= key_terms(definition.group("term")):
             return Worth(True, answer=rest, kind="definition", priority=1)
-    specific = lambda phrase: bool(key_terms(phrase)) and not key_terms(phrase) <= common  # noqa: E731
+    # A name the title holds cannot be hidden: the question could no longer say what it is
+    # about ("Log TOIL" on the TOIL page), and a name everywhere answers nothing.
+    title_terms = key_terms(fact.get("title") or "")
+    specific = lambda phrase: bool(key_terms(phrase)) and not key_terms(phrase) <= common \
+        and not key_terms(phrase) & title_terms  # noqa: E731
     code = [m.group(1) for m in CODE.finditer(raw) if specific(m.group(1))]
     if code and len(words) >= 4 and not key_terms(text) <= key_terms(code[0]) \
             and not ALTERNATIVES.search(raw):
@@ -250,7 +272,7 @@ def assess(fact: dict, common: frozenset[str] = frozenset()) -> Worth:
         return Worth(False, "too short to ask about without a value")
     # A name in the first part of the statement is usually its subject, not something to ask for.
     names = [m.group(1) for m in NAME.finditer(text) if m.start() >= 0.4 * len(text)]
-    names = [n for n in names if specific(n) and not key_terms(n) <= key_terms(fact.get("title") or "")
+    names = [n for n in names if specific(n)
              and not re.fullmatch(r"[A-Z]{2,3}", n)]  # "CA certificate", "SSL context": adjectives
     if names:
         return Worth(True, answer=names[-1], kind="name", priority=2)

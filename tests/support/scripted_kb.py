@@ -194,7 +194,7 @@ def ideal(name: str, v, role: str):
                 "answer": f"It depends: {v['fact_a']} {v['fact_b']}"}
     if name == "roundtrip":
         texts = _passage_texts(v["passages"])
-        if (fill := _cloze_fill(v["question"], "\n".join(texts))) is not None:
+        if (fill := _cloze_fill(v["question"], "\n".join(texts))) is not None and "___" not in fill:
             at = next((i for i, t in enumerate(texts, 1) if fill in _plain(t)), 1)
             return {"passage": at, "answer": fill}
         known = ANSWERS.get(v["question"])
