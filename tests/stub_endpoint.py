@@ -211,7 +211,8 @@ class StubEndpoint:
                  latency: tuple[float, float] = (0.0, 0.0), clean_first: int = 10,
                  timeout_sleep: float = 2.0, retry_after: str = "1",
                  watch_db: str | None = None,
-                 fault_for: Callable[[Hit], str | None] | None = None):
+                 fault_for: Callable[[Hit], str | None] | None = None,
+                 prompts: tuple[str, ...] = PROMPT_NAMES):
         unknown = set(faults or {}) - set(FAULTS)
         if unknown:
             raise ValueError(f"unknown faults {sorted(unknown)}")
@@ -228,8 +229,9 @@ class StubEndpoint:
         self.fault_for = fault_for
         self.tag = ""
         self.log: list[Hit] = []
+        self.chat_requests = 0  # POSTs to /chat/completions (batch runs not counted)
         self.batch_api = BatchAPI(self)
-        self.matcher = PromptMatcher()
+        self.matcher = PromptMatcher(prompts)
         self._lock = threading.Lock()
         self._seen: Counter[str] = Counter()
         self._stopping = threading.Event()
@@ -590,6 +592,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.endpoint.batch_api.post(self, raw)
             return
         body = json.loads(raw or b"{}")
+        self.endpoint.chat_requests += 1
         if not self.path.rstrip("/").endswith("/chat/completions"):
             self._send(404, {"error": {"message": "not found", "type": "invalid_request_error"}})
             return

@@ -37,6 +37,12 @@ def facts(db) -> list[dict]:
         return store.query("SELECT id, chunk_id, text, evidence FROM facts ORDER BY id")
 
 
+def cache_keys(db) -> set[str]:
+    with Store(db) as store:
+        return {r["cache_key"] for r in store.query("SELECT cache_key FROM llm_calls "
+                                                     "WHERE status = 'ok'")}
+
+
 def generate_args(db, url: str, *more: str) -> list[str]:
     return ["--db", str(db), "generate", "--n", str(N), "--base-url", url, "--api-key", "sk-test",
             "--model", "stub-model", *more]
@@ -65,8 +71,10 @@ def test_same_replies_give_the_same_candidates_live_or_batched(tmp_path, stub, g
     assert passes > 2
     assert candidates(tmp_path / "batch.db") == live
     assert facts(tmp_path / "batch.db") == facts(tmp_path / "live.db")
+    assert cache_keys(tmp_path / "batch.db") == cache_keys(tmp_path / "live.db")
     # no pass contacted the endpoint: every request the stub saw after the live run came
     # through the scripted batch engine, and each was asked once
+    assert stub.chat_requests == live_hits
     batch_hits = stub.log[live_hits:]
     assert len({h.body_hash for h in batch_hits}) == len(batch_hits)
     # the same requests, body for body, as the live client sent
