@@ -328,3 +328,35 @@ def test_golden_batch_import_takes_a_folder_of_fetched_files(tmp_path, golden_cl
                               str(tmp_path / "jobs"))
     assert code == 0, err
     assert f"{len(lines(request))} replies stored" in err
+
+
+def test_identical_requests_are_staged_once_concurrent_or_not(tmp_path):
+    """The live client's single flight, and the pass's own memory: one line per request."""
+    import asyncio
+
+    from builder.errors import JobStopped
+    from builder.generate.models import EvolvedQuestion
+    from builder.llm.batch.staging import BatchClient, staged_pass
+    from builder.llm.prompts import load_prompt
+    from builder.llm.settings import LLMSettings
+
+    store = build_kb(tmp_path / "g.db")
+    client = BatchClient(store, LLMSettings(model="m", batch_dir=str(tmp_path / "jobs")),
+                         job="generate")
+    prompt = load_prompt("questions")
+    same = {"fact": "Gold costs [BLANK].", "kind": "a price", "title": "Plans",
+            "language": "English"}
+
+    async def ask():
+        first = await asyncio.gather(*(client.structured(prompt, same, EvolvedQuestion)
+                                       for _ in range(3)))
+        again = await client.structured(prompt, same, EvolvedQuestion)
+        other = await client.structured(prompt, {**same, "kind": "an amount"}, EvolvedQuestion)
+        return [r.status for r in [*first, again, other]]
+
+    with pytest.raises(JobStopped, match="staged 2 requests"):
+        with staged_pass(store, client):
+            assert asyncio.run(ask()) == ["deferred"] * 5
+    [path] = request_files(tmp_path)
+    assert len(lines(path)) == 2
+    store.close()
