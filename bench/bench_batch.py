@@ -29,6 +29,7 @@ import asyncio
 import json
 import random
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -210,6 +211,33 @@ def phase_rounds(db: Path, batch_dir: Path, n: int) -> dict:
             "pass_s": pass_s, "import_s": import_s, "rss_mb": rss_mb(), "summary": verified}
 
 
+def phase_live(db: Path, n: int) -> dict:
+    """The reference for (d): the same job live, the same scripted model answering in-process
+    (tests/fakes.py), on a copy of the same knowledge base."""
+    from bench.bench_generate import sentence_model
+    from builder.generate.models import GenerateOptions
+    from builder.generate.runner import run_generate
+    from builder.store import Store
+    from tests.fakes import ScriptedLLM
+
+    store = Store(db)
+    llm = ScriptedLLM(sentence_model, model="gpt-4o-mini")
+    t0 = time.perf_counter()
+    summary = run_generate(store, llm, GenerateOptions(n=n, facts="llm"))
+    wall = time.perf_counter() - t0
+    rows = store.query("SELECT id, verdict, duplicate_of FROM candidates ORDER BY id")
+    return {"wall": wall, "calls": len(llm.calls), "verified": summary.verified_total,
+            "rss_mb": rss_mb(), "candidates": [list(r.values()) for r in rows]}
+
+
+def _candidates(db: Path) -> list[list]:
+    from builder.store import Store
+
+    with Store(db) as store:
+        return [list(r.values()) for r in store.query(
+            "SELECT id, verdict, duplicate_of FROM candidates ORDER BY id")]
+
+
 # ----------------------------------------------------------------------------- the driver
 
 def child(phase: str, *args: str) -> dict:
@@ -235,7 +263,8 @@ def main() -> None:
         result = {"stage": lambda: phase_stage(db, d, a.requests),
                   "results": lambda: {"lines": write_results(d)},
                   "import": lambda: phase_import(db, d),
-                  "rounds": lambda: phase_rounds(db, d, a.n)}[a.phase]()
+                  "rounds": lambda: phase_rounds(db, d, a.n),
+                  "live": lambda: phase_live(db, a.n)}[a.phase]()
         print(json.dumps(result))
         return
 
@@ -244,9 +273,9 @@ def main() -> None:
     t0 = time.perf_counter()
     build_kb(db, a.chunks)
     print(f"knowledge base: {a.chunks} chunks ingested in {time.perf_counter() - t0:.1f} s ({tmp})")
-    kb_copy = tmp / "kb-clean.db"
-    import shutil
+    kb_copy, kb_live = tmp / "kb-clean.db", tmp / "kb-live.db"
     shutil.copy(db, kb_copy)
+    shutil.copy(db, kb_live)
 
     jobs = tmp / "jobs"
     common = ["--db", str(db), "--dir", str(jobs), "--requests", str(a.requests)]
@@ -267,11 +296,17 @@ def main() -> None:
     if a.skip_rounds:
         return
     r = child("rounds", "--db", str(kb_copy), "--dir", str(tmp / "rounds"), "--n", str(a.n))
+    live = child("live", "--db", str(kb_live), "--dir", str(tmp), "--n", str(a.n))
+    total = sum(r["pass_s"])
     print(f"(d) generate --n {a.n} --batch: {r['rounds']} staging rounds ({r['passes']} passes), "
-          f"requests per round {r['per_round']}")
+          f"{sum(r['per_round'])} requests, per round {r['per_round']}")
     print(f"    seconds per pass {[round(x, 1) for x in r['pass_s']]} (max {max(r['pass_s']):.1f}: "
           f"the longest write-lock hold), imports {r['import_s']:.1f} s, peak RSS "
           f"{r['rss_mb']:.0f} MB")
+    print(f"    reference, the same job live (scripted model in-process): {live['wall']:.1f} s, "
+          f"{live['calls']} calls, {live['verified']} verified; all passes together "
+          f"{total:.1f} s = {total / live['wall']:.1f}x; same candidates: "
+          f"{_candidates(kb_copy) == live['candidates']}")
     print("    " + " | ".join(r["summary"]))
 
 

@@ -103,6 +103,8 @@ def test_a_pass_is_rolled_back_and_a_rerun_before_import_stages_nothing_new(tmp_
         assert store.query("SELECT count(*) AS n FROM llm_calls")[0]["n"] == 0
         staged = store.query("SELECT count(*) AS n FROM batch_requests")[0]["n"]
     assert staged == len((jobs / "requests-r001-stub-model-1.jsonl").read_text().splitlines())
+    code, out, _ = golden_cli("--db", str(tmp_path / "g.db"), "stats")
+    assert f"batch requests by status: staged {staged}" in out
     code, out, err = golden_cli(*args)
     assert code == 0 and "nothing new to stage" in err and f"{staged} requests" in err
     assert sorted(p.name for p in jobs.iterdir()) == ["manifest.json",
