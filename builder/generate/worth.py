@@ -88,8 +88,10 @@ GENERIC_LABELS = frozenset(
     hinweis beispiel lösung beschreibung zusammenfassung achtung wichtig dica exemplo
     descrição solução resumo atenção esempio descrizione soluzione riepilogo attenzione""".split())
 CODE = re.compile(r"`([^`\n]{2,60})`")
-# "`cachecontrol` or `requests-cache`": either one answers, so neither can be the answer.
-ALTERNATIVES = re.compile(r"`[^`\n]+`\s*(?:,|/|\bor\b|\bo\b|\bou\b|\boder\b)\s*`")
+# "`cachecontrol` or `requests-cache`": either one answers, so neither alone is the answer;
+# "the `--ssl-keyfile` and `--ssl-certfile` options": both are, so one alone is half of it.
+ALTERNATIVES = re.compile(
+    r"`[^`\n]+`\s*(?:,|/|\bor\b|\band\b|\bo\b|\by\b|\bou\b|\bet\b|\boder\b|\bund\b|\be\b)\s*`")
 _UP = "A-ZÀ-ÖØ-Þ"
 NAME = re.compile(rf"(?<![\w.])([{_UP}][\w.-]*[{_UP}][\w.-]*|[{_UP}]\w+(?:\s+[{_UP}][\w-]+)+)")
 # Admonition and callout markers a docs site puts before a sentence ("!!! note", "[!tip]").
