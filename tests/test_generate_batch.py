@@ -144,3 +144,21 @@ def test_a_crash_between_import_and_the_next_pass_loses_nothing(tmp_path, stub, 
     assert kills > 2
     assert not list(jobs.glob(".staging-*"))  # a killed pass's temporary files are gone
     assert candidates(db) == live
+
+
+def test_the_finished_summary_prices_batched_calls_at_the_batch_rate(tmp_path, stub, golden_cli):
+    (tmp_path / "golden.toml").write_text(
+        '[prices."priced-model"]\ninput_per_mtok = 2.0\noutput_per_mtok = 8.0\n'
+        'batch_input_per_mtok = 1.0\nbatch_output_per_mtok = 4.0\n')
+    db, jobs = tmp_path / "g.db", tmp_path / "jobs"
+    build_kb(db).close()
+    args = ["--db", str(db), "generate", "--n", "4", "--base-url", stub.url, "--api-key", "k",
+            "--model", "priced-model", "--batch", str(jobs)]
+    _, out = drive(golden_cli, args, jobs, stub)
+    with Store(db) as store:
+        rows = store.query("SELECT prompt_tokens, completion_tokens, cost_usd FROM llm_calls "
+                           "WHERE status = 'ok'")
+    assert rows and all(r["cost_usd"] == pytest.approx(
+        (r["prompt_tokens"] * 1.0 + r["completion_tokens"] * 4.0) / 1e6) for r in rows)
+    total = sum(r["cost_usd"] for r in rows)
+    assert f"cost ${total:.4f}" in out

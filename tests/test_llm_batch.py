@@ -360,3 +360,30 @@ def test_identical_requests_are_staged_once_concurrent_or_not(tmp_path):
     [path] = request_files(tmp_path)
     assert len(lines(path)) == 2
     store.close()
+
+
+@pytest.mark.parametrize("line, message, status", [
+    # vLLM: an exception (error a string, status 400), an ErrorResponse (new and old shape)
+    ({"id": "v1", "custom_id": "k", "response": {"status_code": 400, "request_id": "r",
+                                                "body": None}, "error": "engine died"},
+     "engine died", 400),
+    ({"id": "v2", "custom_id": "k", "response": {"status_code": 500, "request_id": "r",
+                                                "body": None},
+      "error": {"error": {"message": "out of memory", "type": "x", "param": None, "code": 500}}},
+     "out of memory", 500),
+    ({"id": "v3", "custom_id": "k", "response": None,
+      "error": {"object": "error", "message": "bad schema", "type": "x", "param": None,
+                "code": 400}}, "bad schema", 400),
+    # OpenAI: a request that failed (error file), and one the window did not reach
+    ({"id": "b1", "custom_id": "k", "response": {"status_code": 429, "request_id": "r",
+                                                "body": {"error": {"message": "slow down"}}},
+      "error": None}, "slow down", 429),
+    ({"id": "b2", "custom_id": "k", "response": None,
+      "error": {"code": "batch_expired", "message": "expired"}}, "expired", None),
+])
+def test_every_engines_error_shape_is_read(line, message, status):
+    from builder.llm.batch.formats import parse_result
+
+    res = parse_result(json.dumps(line), path="f.jsonl", line_no=1)
+    assert res.completion is None and res.error == message and res.status_code == status
+    assert res.reply_id == line["id"] and res.custom_id == "k"
