@@ -1,19 +1,24 @@
-"""Benchmark: golden's retrieval metrics against pytrec_eval-terrier on the same data.
+"""Benchmark: golden's scoring against pytrec_eval-terrier on the same data, measured both ways
+in one run.
 
-10,000 queries x 100 retrieved ids (scores with ties), graded qrels (0-3), 5 metrics at k=10:
-hit_rate@10 (success_10), recall@10, precision@10 (P_10), ndcg@10 (ndcg_cut_10), MRR
-(recip_rank; golden computes map and the other cutoffs too). Both sides rank by score and
-break ties by docno, so the means must be identical; the script checks them to 1e-9.
+Data: 10,000 queries x 100 retrieved ids (TREC run, scores with 2 decimals: many ties), graded
+qrels (20 judged per query, grades 0-3). Measures at k = 1, 3, 5, 10: P, recall, success (hit
+rate), ndcg_cut, plus recip_rank (MRR) and map: 18 measures both sides compute (golden adds
+mrr@k, 22 in all). Values are checked equal per query to 1e-9.
 
-Each side runs in its own process, several times, reporting the median of:
+Three figures, each the median of `--repeat` interleaved runs (so machine noise hits both
+sides alike):
 - compute: from in-memory dicts to per-query figures (pytrec_eval: RelevanceEvaluator +
-  evaluate; golden: ranking by score + `evaluate`),
-- process wall: interpreter start, imports, reading the JSON data, compute.
+  evaluate; golden: `retrieval.evaluate`), in a worker process each;
+- end to end, process wall: `golden score --qrels Q --trec-run R --no-judge --no-save --out
+  x.json` against a pytrec_eval script that parses the same two files with
+  `pytrec_eval.parse_qrel/parse_run`, evaluates and writes the per-query figures as JSON;
+- end to end with golden's default save (the scored run stored in SQLite), same reference.
 
 pytrec_eval lives only in a separate venv (it is not a golden dependency):
 
-    python3 -m venv /work/benchvenv && /work/benchvenv/bin/pip install pytrec_eval-terrier
-    /work/venv/bin/python bench/bench_score.py [--bench-python /work/benchvenv/bin/python]
+    python3 -m venv /work/benchvenv && /work/benchvenv/bin/pip install pytrec_eval-terrier==0.5.11
+    python bench/bench_score.py [--bench-python /work/benchvenv/bin/python] [--repeat 5]
 """
 
 from __future__ import annotations
@@ -30,101 +35,122 @@ from pathlib import Path
 
 N_QUERIES = 10_000
 N_RETRIEVED = 100
-K = 10
-PAIRS = {  # golden metric -> pytrec_eval measure
-    "hit_rate@10": "success_10", "recall@10": "recall_10", "precision@10": "P_10",
-    "ndcg@10": "ndcg_cut_10", "mrr": "recip_rank",
-}
+KS = (1, 3, 5, 10)
+PAIRS = {f"{g}@{k}": f"{p}_{k}" for k in KS for g, p in
+         (("precision", "P"), ("recall", "recall"), ("hit_rate", "success"),
+          ("ndcg", "ndcg_cut"))} | {"mrr": "recip_rank", "map": "map"}
+MEASURES = {f"{m}.{','.join(map(str, KS))}" for m in ("P", "recall", "success", "ndcg_cut")} | {
+    "recip_rank", "map"}
 ROOT = Path(__file__).resolve().parents[1]
 
+PYTREC_SCRIPT = """
+import json, sys
+import pytrec_eval
+with open(sys.argv[1]) as f:
+    qrel = pytrec_eval.parse_qrel(f)
+with open(sys.argv[2]) as f:
+    run = pytrec_eval.parse_run(f)
+measures = set(json.loads(sys.argv[4]))
+results = pytrec_eval.RelevanceEvaluator(qrel, measures).evaluate(run)
+with open(sys.argv[3], "w") as f:
+    json.dump(results, f)
+"""
 
-def make_data(seed: int = 7) -> dict:
+
+def write_data(folder: Path, seed: int = 7) -> tuple[Path, Path]:
     rng = random.Random(seed)
-    qrels, run = {}, {}
-    for q in range(N_QUERIES):
-        qid = f"q{q}"
-        pool = [f"d{rng.randrange(5000)}" for _ in range(300)]
-        judged = {d: rng.choice((0, 0, 1, 2, 3)) for d in rng.sample(pool, 20)}
-        qrels[qid] = judged
-        docs = list(dict.fromkeys(pool))[:N_RETRIEVED]
-        run[qid] = {d: round(rng.random(), 2) for d in docs}  # 2 decimals: many ties
-    return {"qrels": qrels, "run": run}
+    qrels, run = folder / "qrels.txt", folder / "run.txt"
+    with qrels.open("w") as q, run.open("w") as r:
+        for i in range(N_QUERIES):
+            qid = f"q{i}"
+            pool = list(dict.fromkeys(f"d{rng.randrange(5000)}" for _ in range(300)))
+            for d in rng.sample(pool, 20):
+                q.write(f"{qid} 0 {d} {rng.choice((0, 0, 1, 2, 3))}\n")
+            for rank, d in enumerate(pool[:N_RETRIEVED], 1):
+                r.write(f"{qid} Q0 {d} {rank} {round(rng.random(), 2)} bench\n")
+    return qrels, run
 
 
-def worker_golden(path: str) -> dict:
-    sys.path.insert(0, str(ROOT))
-    from builder.score.retrieval import evaluate, mean_metrics
+def worker_compute(side: str, qrels_path: str, run_path: str) -> dict:
+    """In-process compute time from parsed dicts (parsing not timed)."""
+    if side == "golden":
+        sys.path.insert(0, str(ROOT))
+        from builder.score.inputs import read_qrels, read_trec_run
+        from builder.score.retrieval import evaluate
 
-    data = json.loads(Path(path).read_text())
-    t0 = time.perf_counter()
-    per_query = evaluate(data["qrels"], data["run"], (K,))  # ranked by score as trec_eval
-    compute = time.perf_counter() - t0
-    means = mean_metrics(per_query.values())
-    return {"compute_s": compute, "means": {m: means[m] for m in PAIRS}}
-
-
-def worker_pytrec(path: str) -> dict:
+        qrels, run = read_qrels(qrels_path), read_trec_run(run_path)
+        t0 = time.perf_counter()
+        evaluate(qrels, run, KS)
+        return {"compute_s": time.perf_counter() - t0}
     import pytrec_eval
 
-    data = json.loads(Path(path).read_text())
+    with open(qrels_path) as f:
+        qrels = pytrec_eval.parse_qrel(f)
+    with open(run_path) as f:
+        run = pytrec_eval.parse_run(f)
     t0 = time.perf_counter()
-    evaluator = pytrec_eval.RelevanceEvaluator(
-        data["qrels"], {"success.10", "recall.10", "P.10", "ndcg_cut.10", "recip_rank"})
-    per_query = evaluator.evaluate(data["run"])
-    compute = time.perf_counter() - t0
-    means = {g: statistics.fmean(q[p] for q in per_query.values()) for g, p in PAIRS.items()}
-    return {"compute_s": compute, "means": means}
+    pytrec_eval.RelevanceEvaluator(qrels, MEASURES).evaluate(run)
+    return {"compute_s": time.perf_counter() - t0}
 
 
-def run_worker(python: str, side: str, path: str) -> tuple[dict, float]:
+def timed(cmd: list[str], cwd: Path) -> float:
     t0 = time.perf_counter()
-    out = subprocess.run([python, __file__, "--worker", side, path], check=True,
-                         capture_output=True, text=True).stdout
-    return json.loads(out), time.perf_counter() - t0
+    subprocess.run(cmd, check=True, cwd=cwd, capture_output=True)
+    return time.perf_counter() - t0
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--worker", nargs=2, metavar=("SIDE", "DATA"))
+    ap.add_argument("--worker", nargs=3, metavar=("SIDE", "QRELS", "RUN"))
     ap.add_argument("--bench-python", default="/work/benchvenv/bin/python")
     ap.add_argument("--repeat", type=int, default=5)
     args = ap.parse_args()
     if args.worker:
-        side, path = args.worker
-        print(json.dumps((worker_golden if side == "golden" else worker_pytrec)(path)))
+        print(json.dumps(worker_compute(*args.worker)))
         return
 
+    golden = [sys.executable, "-m", "builder.cli"]
     with tempfile.TemporaryDirectory() as tmp:
-        path = str(Path(tmp) / "data.json")
-        Path(path).write_text(json.dumps(make_data()))
-        results = {"golden": [], "pytrec_eval": []}
-        for _ in range(args.repeat):  # interleaved, so machine noise hits both sides alike
-            results["golden"].append(run_worker(sys.executable, "golden", path))
-            results["pytrec_eval"].append(run_worker(args.bench_python, "pytrec", path))
+        folder = Path(tmp)
+        qrels, run = write_data(folder)
+        script = folder / "pytrec_score.py"
+        script.write_text(PYTREC_SCRIPT)
+        pytrec_cmd = [args.bench_python, str(script), str(qrels), str(run),
+                      str(folder / "pytrec.json"), json.dumps(sorted(MEASURES))]
+        golden_cmd = [*golden, "--db", str(folder / "bench.db"), "score", "--qrels", str(qrels),
+                      "--trec-run", str(run), "--no-judge", "--out", str(folder / "golden.json")]
+        times: dict[str, list[float]] = {k: [] for k in (
+            "golden compute", "pytrec compute", "golden end to end", "pytrec end to end",
+            "golden end to end + save")}
+        for i in range(args.repeat):  # interleaved
+            for side, python in (("golden", sys.executable), ("pytrec", args.bench_python)):
+                out = subprocess.run([python, __file__, "--worker", side, str(qrels), str(run)],
+                                     check=True, capture_output=True, text=True, cwd=ROOT).stdout
+                times[f"{side} compute"].append(json.loads(out)["compute_s"])
+            times["golden end to end"].append(timed([*golden_cmd, "--no-save"], ROOT))
+            times["pytrec end to end"].append(timed(pytrec_cmd, ROOT))
+            (folder / "bench.db").unlink(missing_ok=True)
+            times["golden end to end + save"].append(timed([*golden_cmd, "--name", f"r{i}"], ROOT))
 
-    g_means = results["golden"][0][0]["means"]
-    p_means = results["pytrec_eval"][0][0]["means"]
-    print(f"{N_QUERIES} queries x {N_RETRIEVED} retrieved ids, 5 metrics at k={K}, "
-          f"median of {args.repeat} interleaved runs")
-    print(f"{'metric':<14}{'golden':>12}{'pytrec_eval':>14}")
-    identical = True
-    for m in PAIRS:
-        same = abs(g_means[m] - p_means[m]) < 1e-9
-        identical &= same
-        print(f"{m:<14}{g_means[m]:>12.6f}{p_means[m]:>14.6f}  {'ok' if same else 'DIFFERENT'}")
-    figures = {}
-    for side, runs in results.items():
-        figures[side] = (statistics.median(r["compute_s"] for r, _ in runs),
-                         statistics.median(wall for _, wall in runs))
-    print(f"{'':<14}{'compute s':>12}{'process wall s':>16}")
-    for side, (compute, wall) in figures.items():
-        print(f"{side:<14}{compute:>12.3f}{wall:>16.3f}")
-    gc, gw = figures["golden"]
-    pc, pw = figures["pytrec_eval"]
-    print(f"golden / pytrec_eval: compute {gc / pc:.2f}x, process wall {gw / pw:.2f}x "
-          "(below 1 = golden faster)")
-    print("means identical:", identical)
-    if not identical:
+        ours = json.loads((folder / "golden.json").read_text())["per_query"]
+        theirs = json.loads((folder / "pytrec.json").read_text())
+        mismatches = sum(1 for q, measures in theirs.items() for g, p in PAIRS.items()
+                         if abs(ours[q]["metrics"][g] - measures[p]) > 1e-9)
+
+    med = {k: statistics.median(v) for k, v in times.items()}
+    print(f"{N_QUERIES} queries x {N_RETRIEVED} retrieved ids, k={','.join(map(str, KS))}, "
+          f"{len(PAIRS)} shared measures; median of {args.repeat} interleaved runs "
+          "(a shared machine: compare the ratios, not the seconds)")
+    print(f"{'':<28}{'seconds':>10}")
+    for k, v in med.items():
+        print(f"{k:<28}{v:>10.3f}")
+    ratio = {k: med[f"golden {k}"] / med[f"pytrec {k}"] for k in ("compute", "end to end")}
+    print(f"golden / pytrec_eval-terrier: compute {ratio['compute']:.2f}x,"
+          f" end to end {ratio['end to end']:.2f}x, end to end with the default save "
+          f"{med['golden end to end + save'] / med['pytrec end to end']:.2f}x"
+          " (below 1 = golden faster)")
+    print(f"per-query values compared: {len(theirs) * len(PAIRS)}, mismatches: {mismatches}")
+    if mismatches:
         sys.exit(1)
 
 

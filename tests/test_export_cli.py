@@ -214,6 +214,10 @@ def test_variants_of_one_fact_land_in_the_same_split(tmp_path, capsys):
     manifest = json.loads((tmp_path / "g.jsonl.manifest.json").read_text())
     assert manifest["stratification"]["groups"] == 10
     assert manifest["stratification"]["deviations"] == []
+    assert manifest["stratification"]["achieved"] == [
+        {"split": "train", "target": 36, "records": 36, "share": 0.6},
+        {"split": "dev", "target": 12, "records": 12, "share": 0.2},
+        {"split": "test", "target": 12, "records": 12, "share": 0.2}]
 
 
 def test_balance_subsamples_and_warns_about_the_short_stratum(tmp_path, capsys):
@@ -322,6 +326,9 @@ def test_a_group_too_big_for_its_split_is_reported(tmp_path):
     assert any("off their exact split targets" in w for w in result.warnings)
     devs = {(d.split, d.target, d.actual) for d in result.manifest.stratification.deviations}
     assert devs == {("a", 4, 6), ("b", 3, 2), ("c", 3, 2)}
+    assert any("a holds 6 (target 4), b holds 2 (target 3)" in w for w in result.warnings)
+    assert [(a.split, a.records, a.share) for a in result.manifest.stratification.achieved] == [
+        ("a", 6, 0.6), ("b", 2, 0.2), ("c", 2, 0.2)]
 
 
 def test_exported_files_get_the_usual_permissions(db, tmp_path, capsys):

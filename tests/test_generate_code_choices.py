@@ -165,6 +165,8 @@ def test_propose_prefers_invented_siblings(tmp_path):
                     {"name": "Ballard", "question": "Does the Ballard store have a repair shop?"}])
 
     def respond(name, v, role):
+        if name == "evolve_unanswerable_near":  # near misses of statements: none usable here
+            return {"questions": ["What is the address of the Seattle store?"]}  # answered
         if name == "evolve_unanswerable_topics":  # siblings gave one of two: topics for the rest
             return {"questions": ["Is there a café in the Seattle store?"]}
         return next(replies)
@@ -172,15 +174,17 @@ def test_propose_prefers_invented_siblings(tmp_path):
     llm = ScriptedLLM(respond)
     assert asyncio.run(propose(_ctx(store, llm), chunks, facts, want=2)) == 2
     assert [name for name, _, _ in llm.calls] == ["evolve_unanswerable"] * 2 + [
-        "evolve_unanswerable_topics"]
+        "evolve_unanswerable_near", "evolve_unanswerable_topics"]
     cand = next(c for c in load_candidates(store) if "Tacoma" in c["question"])
     assert cand["question"] == "What is the address of the Tacoma store?"
     assert cand["document_id"] == "stores.md" and cand["chunk_ids"] == []
     infos = store.query("SELECT info FROM stage_done WHERE stage = 'unanswerable'")
     assert any("the name only repeats" in i["info"] for i in infos)  # Ballard is listed
     # both groups are done: the next call asks for topic gaps instead
-    llm2 = ScriptedLLM(lambda name, v, role: {"questions": ["Does the Seattle store sell bicycles?"]})
+    llm2 = ScriptedLLM(lambda name, v, role: {"questions": ["Does the Seattle store sell bicycles?"]}
+                       if name == "evolve_unanswerable_topics" else {"questions": []})
     assert asyncio.run(propose(_ctx(store, llm2), chunks, facts, want=1)) == 1
+    # (and the KB's few statements were all shown in the first near-miss call)
     assert [name for name, _, _ in llm2.calls] == ["evolve_unanswerable_topics"]
 
 

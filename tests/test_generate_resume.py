@@ -14,7 +14,7 @@ from builder.llm.types import BudgetExceeded, LLMResult
 from tests.fakes import ScriptedLLM
 from tests.support.scripted_kb import build_kb, ideal
 
-STAGES = ["facts", "questions", "evolve_temporal", "evolve_multi_hop", "evolve_unanswerable_topics",
+STAGES = ["facts", "questions", "evolve_temporal", "evolve_multi_hop", "evolve_unanswerable_near",
           "roundtrip"]
 
 

@@ -339,8 +339,8 @@ def score(work, *args):
 
 
 @pytest.mark.parametrize("run_name, line, message", [
-    ("run_duplicate_query_line3.jsonl", 3, "duplicate query 'q1' (first on line 1)"),
-    ("run_unknown_id_line2.jsonl", 2, "query_id 'q404' is not in the golden file"),
+    ("run_duplicate_query_line3.jsonl", 3,
+     "duplicate query 'How long is the returns window?' (first on line 1)"),
     ("run_bad_json_line2.jsonl", 2, "malformed JSON"),
     ("run_ids_not_list_line1.jsonl", 1, "retrieved_ids: Input should be a valid list"),
     ("run_ids_not_strings_line1.jsonl", 1, "retrieved_ids"),
@@ -356,6 +356,17 @@ def test_bad_run_files(work, run_name, line, message):
                    "--out", "report.json", "--out", "report.html")
     assert_input_error(result, message, where=f"in/{run_name}:{line}")
     before.assert_unchanged()  # no run saved, old report kept, no html written
+
+
+def test_run_queries_not_in_the_golden_file_are_counted_and_ignored(work):
+    result = score(work, "--golden", "in/golden.jsonl", "--run", "in/run_unknown_id_line2.jsonl",
+                   "--out", "report.json", "--no-save")
+    assert result.exit_code == 0, result.output
+    assert "1 run queries are not in" in result.stderr and "'q404'" in result.stderr
+    report = json.loads((work / "report.json").read_text())
+    assert report["counts"]["unknown_in_run"] == 1
+    assert report["unknown_run_queries"] == [{"line": 2, "query": "q404"}]
+    assert "q404" not in report["per_query"] and report["counts"]["in_run"] == 1
 
 
 @pytest.mark.parametrize("golden_name, run_name, where, message", [
@@ -467,8 +478,10 @@ def test_compare_refuses_what_is_not_a_report(work):
                            ("wrong.json", "summary.ndcg@10"),
                            ("missing.json", "cannot read")):
         assert_input_error(invoke(db, "compare", "a.json", other), message, where=other)
-    assert_input_error(invoke(db, "compare", "a.json", "a.json", "--out", "c.html"),
-                       "compare writes .json or .md")
+    assert_input_error(invoke(db, "compare", "a.json", "a.json", "--out", "c.txt"),
+                       "report file must end in .json, .md or .html")
+    assert_input_error(invoke(db, "compare", "a.json", "a.json", "--out", "a.json"),
+                       "output would overwrite the report a.json")
     assert_input_error(invoke(db, "compare", "a.json", "a.json", "--resamples", "5"),
                        "Invalid value for '--resamples'")
     before.assert_unchanged()
@@ -625,7 +638,7 @@ def test_a_real_process_prints_one_line_and_exits_2(work):
     cases = [
         (["ingest", "in/kb_duplicate_id_line3.jsonl"], "in/kb_duplicate_id_line3.jsonl:3: "),
         (["score", "--no-judge", "--golden", "in/golden.jsonl", "--run",
-          "in/run_unknown_id_line2.jsonl"], "in/run_unknown_id_line2.jsonl:2: "),
+          "in/run_duplicate_query_line3.jsonl"], "in/run_duplicate_query_line3.jsonl:3: "),
         (["export", "--out", "g.jsonl", "--split", "train=2"], "--split: proportions sum"),
     ]
     for args, fragment in cases:

@@ -86,3 +86,14 @@ def test_calibrate_without_a_run_or_scores(tmp_path, scored_db, golden_cli):
     assert code == 2 and "no scored run" in err
     code, _, err = golden_cli("--db", str(scored_db), "calibrate")
     assert code == 2 and "no human scores" in err
+
+
+def test_cohen_kappa_for_yes_no_labels():
+    from builder.score.calibrate import cohen_kappa
+
+    # 10 pairs: 8 agree; each side says yes 5 times -> chance agreement 0.5 -> kappa 0.6
+    pairs = [(1, 1)] * 4 + [(0, 0)] * 4 + [(1, 0), (0, 1)]
+    assert cohen_kappa(pairs) == pytest.approx(0.6)
+    assert cohen_kappa([(1, 1), (0, 0)]) == 1.0
+    assert cohen_kappa([(1, 0), (0, 1)]) == -1.0
+    assert cohen_kappa([(0, 0), (0, 0)]) is None and cohen_kappa([]) is None

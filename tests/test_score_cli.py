@@ -121,3 +121,69 @@ def test_trec_files_through_the_cli(tmp_path, golden_cli):
     s = json.loads((tmp_path / "r.json").read_text())["summary"]
     assert s["precision@1"] == 0.5  # q1: d1 first; q2: d4 > d3 on the tie
     assert s["mrr"] == 0.75
+
+
+def test_retrieval_misses_without_the_judge_in_every_format(files, tmp_path, golden_cli):
+    golden, _, db = files
+    rows = [dict(r) for r in RUN]
+    rows[0]["retrieved_ids"] = ["c9", "c8"]   # q1: its gold c1 never retrieved (worst)
+    run = write_jsonl(tmp_path / "misses.jsonl", rows)  # q2: c2 found, c3 missed
+    outs = [tmp_path / f"r.{x}" for x in ("json", "md", "html")]
+    code, stdout, err = golden_cli("--db", str(db), "score", "--golden", str(golden),
+                                   "--run", str(run), "--no-judge", "--no-save", "--k", "1,3",
+                                   *[a for o in outs for a in ("--out", str(o))])
+    assert code == 0, err
+    report = json.loads(outs[0].read_text())
+    assert report["bad_cases"] == []            # no judge, no correctness
+    misses = report["retrieval_misses"]
+    assert [m["query_id"] for m in misses] == ["q1", "q2"]  # worst (nothing found) first
+    assert misses[0] == {**misses[0], "gold_ids": ["c1"], "missing_ids": ["c1"],
+                         "retrieved_ids": ["c9", "c8"], "recall@3": 0.0,
+                         "question": "What colour is the sky?"}
+    assert misses[1]["missing_ids"] == ["c3"] and misses[1]["recall@3"] == 0.5
+    assert report["counts"]["retrieval_misses"] == 2 and report["retrieval_miss_k"] == 3
+    md = outs[1].read_text()
+    assert "## Retrieval misses: gold not in the top 3 (2)" in md
+    assert md.index("What colour is the sky?") < md.index("How do A and B differ?")
+    html = outs[2].read_text()
+    assert 'id="miss-0"' in html and 'href="#q-0"' in html and 'id="q-0"' in html
+    assert 'href="#miss-0"' in html  # the query's row links back to its miss
+    assert "Retrieval misses" in stdout and "What colour is the sky?" in stdout
+
+
+def test_k_is_bounded(files, golden_cli):
+    golden, run, db = files
+    for k in ("1001", "5,1000000000", "0"):
+        code, _, err = golden_cli("--db", str(db), "score", "--golden", str(golden),
+                                  "--run", str(run), "--no-judge", "--k", k)
+        assert code == 2 and "integers from 1 to 1000" in err, err
+    code, _, err = golden_cli("--db", str(db), "score", "--golden", str(golden),
+                              "--run", str(run), "--no-judge", "--no-save", "--k", "1000")
+    assert code == 0, err
+
+
+def test_difficulty_breakdown_in_natural_order(files, tmp_path, golden_cli):
+    golden, run, db = files
+    code, _, err = golden_cli("--db", str(db), "score", "--golden", str(golden),
+                              "--run", str(run), "--no-judge", "--no-save",
+                              "--out", str(tmp_path / "r.json"), "--out", str(tmp_path / "r.md"))
+    assert code == 0, err
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert list(report["breakdowns"]["difficulty"]) == ["easy", "medium", "hard"]
+    md = (tmp_path / "r.md").read_text()
+    part = md[md.index("## By difficulty"):]
+    assert part.index("| easy") < part.index("| medium") < part.index("| hard")
+
+
+def test_trec_run_queries_without_judgments_are_counted(tmp_path, golden_cli):
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("q1 0 d1 1\nq2 0 d2 1\n")
+    trec = tmp_path / "run.txt"
+    trec.write_text("q1 Q0 d1 1 2.0 t\nq9 Q0 d3 1 1.0 t\n")
+    code, stdout, err = golden_cli("score", "--qrels", str(qrels), "--trec-run",
+                                   str(trec), "--no-save", "--out", str(tmp_path / "r.json"))
+    assert code == 0, err
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["counts"]["unknown_in_run"] == 1 and report["counts"]["in_run"] == 1
+    assert report["unknown_run_queries"] == [{"line": None, "query": "q9"}]
+    assert "1 run queries are not in the qrels and are ignored: 'q9'" in report["warnings"][-1]

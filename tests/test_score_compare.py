@@ -1,4 +1,5 @@
-"""`golden compare` and the `--fail-under` gate."""
+"""`golden compare BASE RUN2 [RUN3 ...]`: metrics side by side with deltas, paired bootstrap
+intervals, arrows in each metric's direction, breakdowns, worse queries, all output formats."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import json
 
 import pytest
 
-from builder.score.compare import bootstrap_ci
+from builder.score.compare import Resamples, bootstrap_ci, compare_reports
 from tests.support.scoring import GOLDEN, RUN, write_jsonl
 
 
@@ -16,58 +17,141 @@ def scored(golden_cli, tmp_path, name, run_rows, *extra):
     out = tmp_path / f"{name}.report.json"
     code, stdout, err = golden_cli("score", "--golden", str(golden), "--run", str(run),
                                    "--no-judge", "--no-save", "--out", str(out), *extra)
-    return code, err, out
+    assert code == 0, err
+    return out
 
 
-def test_compare_side_by_side_with_ci_and_worse_items(capsys, tmp_path, golden_cli):
-    _, _, a = scored(golden_cli, tmp_path, "a", RUN)
-    worse = [dict(r) for r in RUN]
-    worse[0]["retrieved_ids"] = ["c9", "c8", "c7"]  # q1 loses its relevant chunk
-    _, _, b = scored(golden_cli, tmp_path, "b", worse)
-    out_json = tmp_path / "cmp.json"
-    code, stdout, err = golden_cli("compare", str(a), str(b), "--out", str(out_json),
-                                   "--out", str(tmp_path / "cmp.md"))
+def variant(**rankings):
+    rows = [dict(r) for r in RUN]
+    for row in rows:
+        if row["query_id"] in rankings:
+            row["retrieved_ids"] = rankings[row["query_id"]]
+    return rows
+
+
+# q1's gold is c1; q2's gold are c2 and c3. Baseline RUN: q1 ["c9","c1"] (rank 2), q2 ["c2","c7"].
+THREE = {
+    "base": RUN,
+    "topk5": variant(q1=["c1", "c9"]),                 # q1 -> rank 1: mrr 0.5 -> 1.0
+    "rerank": variant(q1=["c9", "c8", "c7"], q2=["c3", "c2"]),  # q1 lost, q2 both found
+}
+
+
+def test_three_runs_hand_computed_deltas_arrows_and_worse_queries(golden_cli, tmp_path):
+    paths = [scored(golden_cli, tmp_path, name, rows) for name, rows in THREE.items()]
+    out_json, out_md, out_html = (tmp_path / f"cmp.{x}" for x in ("json", "md", "html"))
+    code, stdout, err = golden_cli("compare", *map(str, paths), "--labels",
+                                   "before,top-k 5,+ reranker", "--out", str(out_json),
+                                   "--out", str(out_md), "--out", str(out_html))
     assert code == 0, err
     result = json.loads(out_json.read_text())
+    assert [r["label"] for r in result["runs"]] == ["before", "top-k 5", "+ reranker"]
     rows = {r["metric"]: r for r in result["metrics"]}
-    assert rows["mrr"]["a"] == 0.75 and rows["mrr"]["b"] == 0.5
-    assert rows["mrr"]["delta"] == pytest.approx(-0.25)
-    assert rows["mrr"]["paired_n"] == 2
-    assert rows["mrr"]["ci_low"] <= -0.25 <= rows["mrr"]["ci_high"] <= 0
-    assert [w["query_id"] for w in result["worse"]] == ["q1"]
-    assert "ndcg@10" in result["worse"][0]["drops"]
-    assert "mrr" in stdout and "q1" in stdout
-    # seeded: the same inputs give the same interval
-    code, _, _ = golden_cli("compare", str(a), str(b), "--out", str(tmp_path / "c2.json"))
-    assert json.loads((tmp_path / "c2.json").read_text())["metrics"] == result["metrics"]
+    # mrr per query: base q1 0.5, q2 1.0 -> 0.75; topk5 1.0, 1.0 -> 1.0; rerank 0, 1.0 -> 0.5
+    assert rows["mrr"]["values"] == [0.75, 1.0, 0.5]
+    _, topk5, rerank = rows["mrr"]["changes"]
+    assert topk5["delta"] == pytest.approx(0.25) and topk5["verdict"] == "better"
+    assert topk5["arrow"] == "↑" and topk5["paired_n"] == 2
+    assert rerank["delta"] == pytest.approx(-0.25) and rerank["verdict"] == "worse"
+    assert rerank["arrow"] == "↓"
+    assert rerank["ci_low"] <= -0.25 <= rerank["ci_high"]
+    # recall@10: base q1 1, q2 0.5 -> 0.75; rerank q1 0, q2 1 -> 0.5
+    assert rows["recall@10"]["values"] == [0.75, 0.75, 0.5]
+    assert rows["recall@10"]["changes"][1]["verdict"] == "same"
+    # worse queries: none in top-k 5; q1 in the reranker run (q2 improved there)
+    assert result["worse"][1] == []
+    (w,) = result["worse"][2]
+    assert w["query_id"] == "q1" and w["drops"]["mrr"] == pytest.approx(-0.5)
+    assert w["question"] == "What colour is the sky?"
+    # breakdowns by type and difficulty, difficulty in natural order
+    diff = result["breakdowns"]["difficulty"]
+    assert list(diff) == ["easy", "medium", "hard"]  # natural order, not alphabetical
+    assert diff["easy"]["metrics"]["mrr"]["values"] == [0.5, 1.0, 0.0]
+    assert diff["easy"]["metrics"]["mrr"]["deltas"][1:] == [0.5, -0.5]
+    assert diff["easy"]["metrics"]["mrr"]["verdicts"][1:] == ["better", "worse"]
+    assert result["breakdowns"]["type"]["multi_hop"]["metrics"]["recall@10"]["values"] == [
+        0.5, 0.5, 1.0]
+    # operations side by side (no change: the same latencies)
+    ops = {r["metric"]: r for r in result["operations"]}
+    assert ops["latency_p50_ms"]["values"] == [20, 20, 20]
+    md = out_md.read_text()
+    assert "| mrr | 0.7500 | 1.0000 | 0.5000 | +0.2500 ↑ better" in md
+    assert "-0.2500 ↓ worse" in md and "## By difficulty" in md
+    assert "## Worse in + reranker (1 queries)" in md and "What colour is the sky?" in md
+    html = out_html.read_text()
+    assert '<span class="better">+0.2500 ↑ better' in html
+    assert '<span class="worse">-0.2500 ↓ worse' in html
+    assert "<svg" in html and "http://" not in html.replace('xmlns="http://www.w3.org/2000/svg"',
+                                                             "")
+    assert "+ reranker" in stdout and "What colour is the sky?" in stdout
 
 
-def test_bootstrap_ci_is_deterministic_and_brackets_the_mean():
+def test_five_runs_each_compared_to_the_baseline(golden_cli, tmp_path):
+    rankings = [["c9", "c1"], ["c1"], ["c8", "c9", "c1"], ["c7"], ["c6", "c5", "c4", "c1"]]
+    paths = [scored(golden_cli, tmp_path, f"r{i}", variant(q1=r)) for i, r in enumerate(rankings)]
+    code, _, err = golden_cli("compare", *map(str, paths), "--out",
+                              str(tmp_path / "c.json"))
+    assert code == 0, err
+    result = json.loads((tmp_path / "c.json").read_text())
+    rows = {r["metric"]: r for r in result["metrics"]}
+    # q1 reciprocal ranks 1/2, 1, 1/3, 0, 1/4; q2 is 1.0 in every run
+    expected = [(rr + 1.0) / 2 for rr in (0.5, 1.0, 1 / 3, 0.0, 0.25)]
+    assert rows["mrr"]["values"] == pytest.approx(expected)
+    deltas = [c["delta"] for c in rows["mrr"]["changes"][1:]]
+    assert deltas == pytest.approx([0.25, -1 / 12, -0.25, -0.125])
+    assert [c["verdict"] for c in rows["mrr"]["changes"][1:]] == ["better", "worse", "worse",
+                                                                  "worse"]
+    assert [len(w) for w in result["worse"]] == [0, 0, 1, 1, 1]
+    assert result["common_queries"] == [3, 3, 3, 3, 3]  # q3 (unanswerable) counts too
+
+
+def test_lower_is_better_metrics_are_better_when_they_drop():
+    def report(rate, latency):
+        return {"summary": {"hallucination_rate": rate, "mrr": 0.5},
+                "per_query": {"q": {"metrics": {"hallucination_rate": rate, "mrr": 0.5}},
+                              "r": {"metrics": {"hallucination_rate": rate, "mrr": 0.5}}},
+                "operations": {"latency_p95_ms": latency}, "run": f"r{rate}.jsonl"}
+
+    result = compare_reports([report(0.5, 100), report(0.0, 80), report(1.0, 120)])
+    rows = {r["metric"]: r for r in result["metrics"]}
+    assert [c["verdict"] for c in rows["hallucination_rate"]["changes"][1:]] == ["better",
+                                                                                 "worse"]
+    assert [c["arrow"] for c in rows["hallucination_rate"]["changes"][1:]] == ["↓", "↑"]
+    assert rows["hallucination_rate"]["lower_is_better"] is True
+    ops = {r["metric"]: r for r in result["operations"]}
+    assert [c["verdict"] for c in ops["latency_p95_ms"]["changes"][1:]] == ["better", "worse"]
+
+
+def test_runs_sharing_no_query_exit_2(golden_cli, tmp_path):
+    a = scored(golden_cli, tmp_path, "a", RUN)
+    other = tmp_path / "other.report.json"
+    report = json.loads(a.read_text())
+    report["per_query"] = {f"x-{q}": v for q, v in report["per_query"].items()}
+    other.write_text(json.dumps(report))
+    code, stdout, err = golden_cli("compare", str(a), str(other))
+    assert code == 2 and "shares no query with the baseline" in err and stdout == ""
+
+
+def test_compare_needs_two_reports_and_rejects_non_reports(golden_cli, tmp_path):
+    a = scored(golden_cli, tmp_path, "a", RUN)
+    code, _, err = golden_cli("compare", str(a))
+    assert code == 2
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"summary": {"mrr": "high"}}')
+    code, _, err = golden_cli("compare", str(bad), str(bad))
+    assert code == 2 and "not a golden score report" in err
+    code, _, err = golden_cli("compare", str(a), str(a), "--labels", "one")
+    assert code == 2 and "--labels names 1 runs for 2 reports" in err
+
+
+def test_bootstrap_is_seeded_paired_and_brackets_the_mean():
     diffs = [0.1, -0.2, 0.3, 0.0, 0.5, 0.2]
     lo, hi = bootstrap_ci(diffs, seed=3)
     assert (lo, hi) == bootstrap_ci(diffs, seed=3)
     assert lo <= sum(diffs) / len(diffs) <= hi
     assert bootstrap_ci([1.0]) is None
-
-
-def test_compare_rejects_a_file_that_is_not_a_report(tmp_path, golden_cli):
-    bad = tmp_path / "bad.json"
-    bad.write_text('{"summary": {"mrr": "high"}}')
-    code, _, err = golden_cli("compare", str(bad), str(bad))
-    assert code == 2 and "not a golden score report" in err
-
-
-def test_fail_under_exit_codes(tmp_path, golden_cli):
-    code, err, out = scored(golden_cli, tmp_path, "a", RUN, "--fail-under", "mrr=0.7",
-                            "--fail-under", "hit_rate@1=0.9", "--fail-under", "ndcg@10=0.99")
-    assert code == 1
-    assert "hit_rate@1 0.5000 < 0.9" in err and "ndcg@10" in err and "mrr " not in err
-    assert out.exists()  # the report is written before the gate is checked
-    code, err, _ = scored(golden_cli, tmp_path, "b", RUN, "--fail-under", "mrr=0.7")
-    assert code == 0, err
-    code, err, _ = scored(golden_cli, tmp_path, "c", RUN, "--fail-under", "ndcg@7=0.1")
-    assert code == 2 and "unknown metric 'ndcg@7'" in err
-    code, err, _ = scored(golden_cli, tmp_path, "d", RUN, "--fail-under", "correctness=4")
-    assert code == 2 and "needs the judge" in err
-    code, err, _ = scored(golden_cli, tmp_path, "e", RUN, "--fail-under", "mrr")
-    assert code == 2 and "METRIC=VALUE" in err
+    # one set of draws serves every metric: a metric present on a subset of the items
+    draws = Resamples(6, 500, seed=1)
+    assert draws.interval([(0, 1.0), (3, 1.0)]) == (1.0, 1.0)
+    lo, hi = draws.interval(list(enumerate(diffs)))
+    assert lo < hi

@@ -24,9 +24,9 @@ def score(golden_cli, tmp_path, golden, run_path, *extra):
 
 @pytest.mark.parametrize("lines, message, line", [
     (['{"query_id": "q1", "retrieved_ids": ["c1"]}', '{"query_id": "q2", '], "malformed JSON", 2),
-    (['{"query_id": "nope", "retrieved_ids": ["c1"]}'], "'nope' is not in the golden file", 1),
+    (['{"query_id": "nope", "retrieved_ids": ["c1"]}'], "none of the run's 1 queries is in the golden file", 1),
     (['{"query_id": "q1", "retrieved_ids": []}', '{"query_id": "q1", "retrieved_ids": []}'],
-     "duplicate query 'q1' (first on line 1)", 2),
+     "duplicate query 'What colour is the sky?' (first on line 1)", 2),
     (['{"query_id": "q1", "retrieved_ids": ["c1", "c2", "c1"]}'], "'c1' appears twice", 1),
     (['{"query_id": "q1", "retrieved_ids": "c1"}'], "retrieved_ids", 1),
     (['{"query_id": "q1", "retrieved_ids": ["c1"], "scores": [1, 2]}'], "scores has 2 values", 1),
@@ -65,7 +65,7 @@ def test_dedupe_flag_keeps_first_occurrence(tmp_path, golden, golden_cli):
     (['{"id": "a"}'], "query: Field required", 1),
     (['{"id": "a", "query": "x", "relevant_chunk_ids": "c1"}'], "relevant_chunk_ids", 1),
     (['{"query": "x", "expectedAnswer": "y", "relevantChunkIds": []}',
-      '{"query": "x ", "expectedAnswer": "z", "relevantChunkIds": []}'], "duplicate query text", 2),
+      '{"query": "x ", "expectedAnswer": "z", "relevantChunkIds": []}'], "duplicate query 'x' (first on line 1)", 2),
 ])
 def test_bad_golden_lines(tmp_path, golden_lines, message, line, golden_cli):
     golden = tmp_path / "golden.jsonl"

@@ -69,7 +69,12 @@ def export(obj, out: Path, fmt: str, statuses: tuple[str, ...], split: str | Non
         result = export_dataset(store, options)
     for warning in result.warnings:
         click.echo(f"golden: warning: {warning}", err=True)
+    shares = ({a.split: a for a in result.manifest.stratification.achieved}
+              if result.manifest.stratification else {})
     for f in result.files:
         label = f" ({f.split})" if f.split else ""
+        share = shares.get(f.split)
+        if share is not None:
+            label += f", {share.share:.1%} of the records, target {share.target}"
         click.echo(f"wrote {f.records} records{label} to {out.parent / f.path}")
     click.echo(f"manifest: {result.manifest_path}")

@@ -28,7 +28,7 @@ from builder.export.formats import (
     FORMATS, NativeRecord, encode_line, parse_evidence, parse_json_list,
 )
 from builder.export.manifest import (
-    BalanceReport, ExportedFile, Filters, Manifest, Stratification, StratumDeviation,
+    BalanceReport, ExportedFile, Filters, Manifest, SplitShare, Stratification, StratumDeviation,
 )
 from builder.export.options import ExportOptions, check_output_path, manifest_path, split_file_path
 from builder.export.splits import assign_splits, balance_targets, seeded_hash
@@ -238,14 +238,24 @@ def _split_selection(sel: _Selection, options: ExportOptions,
                          target=d.target, actual=d.actual)
         for d in assignment.deviations
     ]
+    total = max(1, len(sel.rowids))
+    achieved = [SplitShare(split=name, target=target, records=records,
+                           share=round(records / total, 4))
+                for name, target, records in zip(names, assignment.overall, assignment.totals)]
     if deviations:
         strata_off = len({(d.difficulty, d.type) for d in deviations})
         warnings.append(
             f"--split: keeping question variants together (same seed_fact_id) left {strata_off} "
             "difficulty x type stratum(s) off their exact split targets; see "
             "stratification.deviations in the manifest")
+    off = [a for a in achieved if a.records != a.target]
+    if off:
+        warnings.append("--split: a leakage group is larger than any split's room, so "
+                        + ", ".join(f"{a.split} holds {a.records} (target {a.target})"
+                                    for a in off))
     return assignment.split_of, Stratification(
-        proportions=dict(options.split), groups=assignment.groups, deviations=deviations)
+        proportions=dict(options.split), groups=assignment.groups, achieved=achieved,
+        deviations=deviations)
 
 
 def _check_not_overwriting_the_database(store: Store, targets: list[Path]) -> None:

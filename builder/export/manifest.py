@@ -16,8 +16,11 @@ VERDICT_RULE = (
 SPLIT_RULE = (
     "stratified by difficulty x type; per stratum each split gets the floor or ceiling of its "
     "quota (largest cumulative remainder, ties to the split named first); leakage groups "
-    "(same seed_fact_id) are never divided: groups are placed first, largest first, then single "
-    "items fill the remaining targets; any stratum left off target is listed in deviations"
+    "(same seed_fact_id) are never divided: groups are placed first, largest first, where they "
+    "add the least beyond the split and stratum targets, then single items are apportioned so "
+    "that every split meets its overall largest-remainder target and strata deviate as little "
+    "as the groups allow; achieved lists each split's size and share, deviations every stratum "
+    "off target"
 )
 
 
@@ -55,10 +58,18 @@ class StratumDeviation(_Model):
     actual: int
 
 
+class SplitShare(_Model):
+    split: str
+    target: int                      # largest_remainder(records, proportions) for this split
+    records: int
+    share: float                     # records / all records, rounded to 4 decimals
+
+
 class Stratification(_Model):
     rule: str = SPLIT_RULE
     proportions: dict[str, str]
     groups: int                      # leakage groups of two or more items
+    achieved: list[SplitShare]
     deviations: list[StratumDeviation]
 
 

@@ -17,16 +17,21 @@ The rules, precisely (they are what the tests check):
    instead of rounding every 1-item stratum into the largest split.
 
 3. `assign_splits(...)`: a leakage group (a question and its evolved variants, same
-   `seed_fact_id`) is never divided. Groups of two or more are placed first, largest first (ties
-   by seeded hash), each into the split whose unmet target, summed over the group's members'
-   strata, is largest (ties: split order; splits with proportion 0 receive nothing). Single
-   items are placed afterwards in seeded-hash order, each into the split with the largest unmet
-   target of its stratum. Hence:
+   `seed_fact_id`) is never divided, and every split's total is its overall target
+   `largest_remainder(n, proportions)` whenever the groups allow it (the rounding rule holds for
+   the splits as a whole, not only per stratum). Groups of two or more are placed first,
+   largest first (ties by seeded hash), each into the split where it adds the fewest items
+   beyond the split's overall target, then the fewest beyond its strata's targets, then the
+   split with the most room left (ties: split order; splits with proportion 0 receive
+   nothing). Single items are then apportioned by a maximum flow: as many as possible go where
+   their stratum's target still has room, with every split filled exactly to its overall
+   target; the rest (the items a group displaced) go to the splits with room left, so the
+   deviation from the per-stratum targets is as small as the placed groups allow. Within a
+   stratum, items take their splits in seeded-hash order. Hence:
    - with no multi-item groups, every stratum meets its target exactly;
-   - with groups, a stratum meets its targets exactly whenever no split already holds more of
-     it from groups than its target (the single items then fill every gap); otherwise the
-     overfull split keeps its excess and the others fall short by the same total. Every such
-     deviation is reported (`SplitAssignment.deviations`), never hidden.
+   - with groups, every split meets its overall target unless a group is larger than the room
+     any split has; per-stratum deviations are reported (`SplitAssignment.deviations`), and
+     so are the achieved split totals (`SplitAssignment.totals`, against `overall`).
 
 4. `balance_targets(available, weights)`: the largest sub-sample holding the requested mix
    exactly (to `largest_remainder`), i.e. total `T = floor(min_d available_d / w_d)` over the
@@ -39,7 +44,7 @@ from __future__ import annotations
 import hashlib
 from array import array
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Union
 
@@ -136,6 +141,8 @@ class SplitAssignment:
     actual: list[list[int]]    # [stratum][split]
     deviations: list[Deviation]
     groups: int = 0            # leakage groups of two or more items
+    overall: list[int] = field(default_factory=list)   # [split] target: largest remainder
+    totals: list[int] = field(default_factory=list)    # [split] items assigned
 
 
 def assign_splits(strata: Sequence[int], group_keys: Sequence[int], n_strata: int,
@@ -153,10 +160,12 @@ def assign_splits(strata: Sequence[int], group_keys: Sequence[int], n_strata: in
     open_splits = [k for k in range(n_splits) if shares[k] > 0]
     n = len(strata)
     sizes = [0] * n_strata
-    for s in strata:
-        sizes[s] += 1
+    for st in strata:
+        sizes[st] += 1
     targets = stratum_targets(sizes, shares)
+    overall = largest_remainder(n, shares)
     actual = [[0] * n_splits for _ in range(n_strata)]
+    load = [0] * n_splits
     split_of = array("B", bytes(n))
 
     order = sorted(range(n), key=group_keys.__getitem__)
@@ -172,38 +181,140 @@ def assign_splits(strata: Sequence[int], group_keys: Sequence[int], n_strata: in
         start = end
     multi.sort(key=lambda g: (-g[0], g[1]))
 
-    for size, _key, first in multi:
-        members = order[first:first + size]
-        best, best_need = open_splits[0], None
-        for k in open_splits:
-            need = sum(targets[strata[m]][k] - actual[strata[m]][k] for m in members)
-            if best_need is None or need > best_need:
-                best, best_need = k, need
-        for m in members:
-            split_of[m] = best
-            actual[strata[m]][best] += 1
-
     in_multi = bytearray(n)
     for size, _key, first in multi:
-        for m in order[first:first + size]:
+        members = order[first:first + size]
+        per_stratum: dict[int, int] = {}
+        for m in members:
+            per_stratum[strata[m]] = per_stratum.get(strata[m], 0) + 1
             in_multi[m] = 1
+
+        def cost(k: int, size: int = size, per_stratum: dict = per_stratum) -> tuple:
+            overflow = max(0, load[k] + size - overall[k]) - max(0, load[k] - overall[k])
+            over = sum(max(0, actual[st][k] + c - targets[st][k])
+                       - max(0, actual[st][k] - targets[st][k]) for st, c in per_stratum.items())
+            return overflow, over, -(overall[k] - load[k]), k
+
+        best = min(open_splits, key=cost)
+        for m in members:
+            split_of[m] = best
+        for st, c in per_stratum.items():
+            actual[st][best] += c
+        load[best] += size
+
+    singles: list[list[int]] = [[] for _ in range(n_strata)]
     for m in order:
-        if in_multi[m]:
-            continue
-        row_t, row_a = targets[strata[m]], actual[strata[m]]
-        best, best_need = open_splits[0], None
-        for k in open_splits:
-            need = row_t[k] - row_a[k]
-            if best_need is None or need > best_need:
-                best, best_need = k, need
-        split_of[m] = best
-        row_a[best] += 1
+        if not in_multi[m]:
+            singles[strata[m]].append(m)
+    room = [max(0, overall[k] - load[k]) if k in open_splits else 0 for k in range(n_splits)]
+    # A group larger than a split's room pushed that split over its target: the other splits
+    # then share the shortfall in proportion (largest remainder), not first come first served.
+    surplus = sum(room) - (n - sum(load))
+    while surplus > 0:
+        cut = largest_remainder(surplus, [shares[k] if room[k] else 0 for k in range(n_splits)])
+        for k in range(n_splits):
+            take = min(cut[k], room[k])
+            room[k] -= take
+            surplus -= take
+    flow = _apportion_singles([len(x) for x in singles], targets, actual, room, open_splits)
+    for st, items in enumerate(singles):
+        pos = 0
+        for k in range(n_splits):
+            for m in items[pos:pos + flow[st][k]]:
+                split_of[m] = k
+            pos += flow[st][k]
+            actual[st][k] += flow[st][k]
+            load[k] += flow[st][k]
 
     deviations = [
-        Deviation(s, k, targets[s][k], actual[s][k])
-        for s in range(n_strata) for k in range(n_splits) if targets[s][k] != actual[s][k]
+        Deviation(st, k, targets[st][k], actual[st][k])
+        for st in range(n_strata) for k in range(n_splits) if targets[st][k] != actual[st][k]
     ]
-    return SplitAssignment(split_of, targets, actual, deviations, len(multi))
+    return SplitAssignment(split_of, targets, actual, deviations, len(multi), overall, load)
+
+
+def _apportion_singles(counts: Sequence[int], targets: Sequence[Sequence[int]],
+                       placed: Sequence[Sequence[int]], room: Sequence[int],
+                       open_splits: Sequence[int]) -> list[list[int]]:
+    """How many single items of each stratum go to each split: a maximum flow from strata to
+    splits where an edge's capacity is the stratum's unmet target there and a split's capacity
+    its room under the overall target; what cannot flow at zero deviation is then given to the
+    splits with room left (and, only when every split is full, to the first open split)."""
+    n_strata, n_splits = len(counts), len(room)
+    flow = [[0] * n_splits for _ in range(n_strata)]
+    need = [[max(0, targets[st][k] - placed[st][k]) if k in open_splits else 0
+             for k in range(n_splits)] for st in range(n_strata)]
+    left = list(counts)
+    free = list(room)
+    # Augmenting paths in the residual graph source -> stratum -> split -> sink; a path may
+    # take back units of an earlier stratum from a split (stratum -> split -> stratum' ->
+    # split'). The graph is tiny (strata x splits), so breadth-first search is plenty.
+    while True:
+        path = _augmenting_path(left, need, flow, free)
+        if path is None:
+            break
+        amount = min(left[path[0][0]], free[path[-1][1]],
+                     *(need[st][k] - flow[st][k] if fwd else flow[st][k]
+                       for st, k, fwd in _edges(path)))
+        left[path[0][0]] -= amount
+        free[path[-1][1]] -= amount
+        for st, k, fwd in _edges(path):
+            flow[st][k] += amount if fwd else -amount
+    for st in range(n_strata):
+        for k in sorted(open_splits, key=lambda k: (-free[k], k)):
+            if not left[st]:
+                break
+            take = min(left[st], free[k])
+            flow[st][k] += take
+            free[k] -= take
+            left[st] -= take
+        if left[st]:  # every split is full: a group overfilled them
+            flow[st][open_splits[0]] += left[st]
+            left[st] = 0
+    return flow
+
+
+def _augmenting_path(left, need, flow, free):
+    """A shortest path [(stratum, split), (stratum, split), ...] alternating forward edges
+    (stratum -> split with unmet need) and backward edges (split -> another stratum that already
+    sends units there), from a stratum with items left to a split with room; None if none."""
+    from collections import deque
+
+    n_strata, n_splits = len(left), len(free)
+    came: dict[tuple[str, int], tuple[str, int] | None] = {}
+    queue: deque = deque()
+    for st in range(n_strata):
+        if left[st] > 0:
+            came[("s", st)] = None
+            queue.append(("s", st))
+    while queue:
+        kind, i = queue.popleft()
+        if kind == "s":
+            for k in range(n_splits):
+                if need[i][k] - flow[i][k] > 0 and ("k", k) not in came:
+                    came[("k", k)] = (kind, i)
+                    if free[k] > 0:
+                        nodes = [("k", k)]
+                        while came[nodes[-1]] is not None:
+                            nodes.append(came[nodes[-1]])
+                        nodes.reverse()  # s, k, s, k, ..., k
+                        return [(nodes[j][1], nodes[j + 1][1]) for j in range(0, len(nodes), 2)]
+                    queue.append(("k", k))
+        else:
+            for st in range(n_strata):
+                if flow[st][i] > 0 and ("s", st) not in came:
+                    came[("s", st)] = (kind, i)
+                    queue.append(("s", st))
+    return None
+
+
+def _edges(path):
+    """The path's edges as (stratum, split, forward?): each (s, k) pair is a forward edge, and
+    between pairs the step split k -> stratum s' is the backward edge (s', k)."""
+    for j, (st, k) in enumerate(path):
+        yield st, k, True
+        if j + 1 < len(path):
+            yield path[j + 1][0], k, False
 
 
 @dataclass

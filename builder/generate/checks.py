@@ -109,10 +109,18 @@ class Subject:
 Result = tuple[bool, str] | None
 
 
+def _at_offsets(text: str, e: dict) -> bool:
+    """The quote is exactly where its offsets say (code cut it there: "3", "✓" table cells are
+    too short for the tolerant search, which needs four letters to prove anything)."""
+    start, end = e.get("start"), e.get("end")
+    return isinstance(start, int) and isinstance(end, int) and text[start:end] == e["quote"]
+
+
 def evidence_in_chunk(s: Subject) -> Result:
     missing = [e["quote"][:60] for e in s.evidence
                if e["chunk_id"] not in s.chunks
-               or locate_span(s.chunks[e["chunk_id"]]["text"], e["quote"]) is None]
+               or not _at_offsets(s.chunks[e["chunk_id"]]["text"], e)
+               and locate_span(s.chunks[e["chunk_id"]]["text"], e["quote"]) is None]
     return not missing, f"evidence not found in its chunk: {missing[0]!r}" if missing else ""
 
 
@@ -232,7 +240,8 @@ def names_subject(s: Subject) -> Result:
     if fact.get("cell"):
         subjects = [fact["cell"]["entity"]]
     elif (target := answer_target(fact)) and target.strip() == s.a.strip():
-        subjects = [e for e in fact.get("entities") or [] if phrase_share(s.store, e) < 0.2]
+        subjects = [e for e in fact.get("entities") or [] if phrase_share(s.store, e) < 0.2
+                    and not key_terms(e) <= key_terms(s.a)]  # "MB" of "3 MB" is a unit
     else:
         return None
     if not subjects:

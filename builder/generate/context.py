@@ -27,7 +27,8 @@ T = TypeVar("T")
 
 PROMPT_NAMES = (
     "facts", "questions", "evolve_reasoning", "evolve_multi_hop", "evolve_comparative",
-    "evolve_temporal", "evolve_unanswerable", "evolve_unanswerable_topics", "evolve_ambiguous",
+    "evolve_temporal", "evolve_unanswerable", "evolve_unanswerable_topics",
+    "evolve_unanswerable_near", "evolve_ambiguous",
     "roundtrip",
 )
 

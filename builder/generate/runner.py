@@ -55,7 +55,7 @@ from builder.generate.worth import assess, common_terms
 # In order of scarcity: the rarer kind picks its material (and document cap room) first.
 # Unanswerable items are proposed in one batch per round instead (unanswerable.py).
 EVOLVED = ("temporal", "ambiguous", "multi_hop", "comparative", "reasoning")
-GIVE_UP_AFTER = 4  # judged items of an evolved type, none passing: the run asks for no more
+GIVE_UP_AFTER = 3  # judged items of an evolved type, none passing: the run asks for no more
 FACTS_PER_CHUNK = 3  # single-hop facts asked per chunk per round (spread over the KB)
 TEXT_FACTS_CHUNKS = 300  # chunks given facts per round when facts come from code
 

@@ -47,10 +47,13 @@ from builder.generate.absence import chunk_answering, content_words, off_domain
 from builder.generate.candidate import clean_question, make_candidate, stable_id
 from builder.generate.context import RunContext, run_units
 from builder.generate.models import InventedEntityQuestion, ProposedQuestions
+from builder.generate.worth import assess
 from builder.generate.terms import STOPWORDS, key_terms, tokens
 
 STAGE = "unanswerable"
 SIBLINGS, TOPICS = "evolve_unanswerable", "evolve_unanswerable_topics"
+NEAR = "evolve_unanswerable_near"
+NEAR_SOURCES = 6  # verified questions shown to one near-miss call
 MIN_SIBLINGS = 3
 MAX_NAMES = 12
 MAX_PER_CALL = 8
@@ -191,8 +194,11 @@ async def propose(ctx: RunContext, chunks: list[dict], facts: list[dict], want: 
         made["siblings"] += wrote
 
     await run_units(ctx, "unanswerable", groups[:want], one)
-    if made["siblings"] < want:
-        made["topics"] += await _from_topics(ctx, chunks, want - made["siblings"], refusals)
+    if sum(made.values()) < want:
+        made["near"] += await _from_near_misses(ctx, chunks, facts, want - sum(made.values()),
+                                                refusals)
+    if sum(made.values()) < want:
+        made["topics"] += await _from_topics(ctx, chunks, want - sum(made.values()), refusals)
     return sum(made.values())
 
 
@@ -235,6 +241,50 @@ async def _from_siblings(ctx: RunContext, group: dict, given: str | None,
     return len(rows)
 
 
+async def _from_near_misses(ctx: RunContext, chunks: list[dict], facts: list[dict], want: int,
+                            refusals: dict[str, str]) -> int:
+    """Statements of the KB, each turned by the model into a question about the same subject
+    with one detail changed, so that the KB no longer answers it ("We offer 25 days of
+    holiday" -> "How many days of holiday do contractors in Germany get?"): as near the KB's
+    topics and words as a defensive item can be. Kept only when `screen` passes and a word of
+    the new question occurs nowhere in the KB. One call per attempt over the next NEAR_SOURCES
+    statements, taken in a seeded order over documents from the facts code picked answers
+    for (so a resumed run asks the same statements)."""
+    attempts = [i for i in cstore.done_infos(ctx.store, STAGE) if i.get("source") == "near"]
+    if len(attempts) >= MAX_TOPIC_ATTEMPTS:
+        return 0
+    ordered = _near_sources(ctx, facts)
+    batch = ordered[len(attempts) * NEAR_SOURCES:(len(attempts) + 1) * NEAR_SOURCES]
+    if not batch:
+        return 0
+    language = majority_language(chunks)
+    key = stable_id(STAGE, "near", [f["id"] for f in batch], ctx.prompts[NEAR].version)
+    result = await ctx.call(NEAR, {"statements": [{"text": f["text"]} for f in batch],
+                                   "language": language_name(language)}, ProposedQuestions)
+    if not result.ok:
+        return 0
+    return _keep_proposed(ctx, chunks, NEAR, result, language, want, refusals, key,
+                          {"source": "near", "attempt": len(attempts) + 1})
+
+
+def _near_sources(ctx: RunContext, facts: list[dict]) -> list[dict]:
+    """Facts with an answer code can choose (specific statements), not stale, one per chunk,
+    round-robin over documents in seeded order."""
+    by_doc: dict[str, dict[str, dict]] = defaultdict(dict)
+    for f in sorted(facts, key=lambda f: f["id"]):
+        if f["id"] not in ctx.stale and assess(f, ctx.common).answer:
+            by_doc[f["document_id"]].setdefault(f["chunk_id"], f)
+    queues = [list(by_doc[d].values()) for d in sorted(by_doc)]
+    rng = random.Random(ctx.options.seed)
+    rng.shuffle(queues)
+    out: list[dict] = []
+    while any(queues):
+        for q in queues:
+            if q:
+                out.append(q.pop(0))
+    return out
+
+
 async def _from_topics(ctx: RunContext, chunks: list[dict], want: int,
                        refusals: dict[str, str]) -> int:
     topics = outline(chunks)
@@ -244,13 +294,24 @@ async def _from_topics(ctx: RunContext, chunks: list[dict], want: int,
     key = stable_id(STAGE, "topics", len(attempts) + 1, topics, ctx.prompts[TOPICS].version)
     language = majority_language(chunks)
     asked = [c["question"] for c in cstore.load_candidates(ctx.store) if c["type"] == "unanswerable"]
-    avoid = [{"question": q} for q in asked]
+    asked += [q for i in attempts for q in i.get("proposals") or []]  # screened out ones too
+    avoid = [{"question": q} for q in dict.fromkeys(asked)]
     result = await ctx.call(TOPICS, {
         "topics": topics, "avoid": avoid, "count": min(MAX_PER_CALL, 2 * want + 1),
         "language": language_name(language),
     }, ProposedQuestions)
     if not result.ok:
         return 0
+    return _keep_proposed(ctx, chunks, TOPICS, result, language, want, refusals, key,
+                          {"source": "topics", "attempt": len(attempts) + 1})
+
+
+def _keep_proposed(ctx: RunContext, chunks: list[dict], prompt_name: str, result,
+                   language: str, want: int, refusals: dict[str, str], key: str,
+                   info: dict) -> int:
+    """Screen proposed questions, write up to `want` candidates with the ledger row (which
+    keeps every proposal, so a later attempt can list them as already asked)."""
+    asked = [c["question"] for c in cstore.load_candidates(ctx.store) if c["type"] == "unanswerable"]
     docs = {c["document_id"] for c in chunks}
     rows, seen, screened = [], {q.casefold() for q in asked}, Counter()
     for raw in result.value.questions:
@@ -265,12 +326,12 @@ async def _from_topics(ctx: RunContext, chunks: list[dict], want: int,
             screened[why] += 1
             continue
         near = [h for h in search_chunks(ctx.store, question, k=3) if h["document_id"] in docs]
-        rows.append(_candidate(ctx, TOPICS, question, language,
+        rows.append(_candidate(ctx, prompt_name, question, language,
                                near[0]["document_id"] if near else sorted(docs)[0],
                                result.model, refusals))
     cstore.record_candidates(ctx.store, rows, stage=STAGE, key=key, info={
-        "source": "topics", "attempt": len(attempts) + 1,
-        "proposed": len(result.value.questions), "generated": len(rows),
+        **info, "proposed": len(result.value.questions), "generated": len(rows),
+        "proposals": [clean_question(q) for q in result.value.questions],
         "screened": dict(screened)})
     return len(rows)
 

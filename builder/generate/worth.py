@@ -49,6 +49,9 @@ META = re.compile(
     r"\b(diese[rs]?) (seite|abschnitt|anleitung|dokument)\b|\bweitere informationen\b|"
     r"\b(esta|este) (página|seção|guia)\b|\bmais informações\b|"
     r"\b(questa|questo) (pagina|sezione|guida)\b|\bper maggiori informazioni\b", re.I)
+# "For example, a site with the ID `my-site` ...": an illustration, not a fact to ask about.
+EXAMPLE = re.compile(r"^\W*(for example|for instance|e\.g\.|por ejemplo|p\. ?ej\.|par exemple|"
+                     r"zum beispiel|z\. ?b\.|por exemplo|ad esempio|per esempio)\b", re.I)
 # A first word that needs the sentence before it to mean anything.
 NEEDS_ANTECEDENT = frozenset(
     """it this that these those they them he she its their such
@@ -235,12 +238,16 @@ def assess(fact: dict, common: frozenset[str] = frozenset()) -> Worth:
         return Worth(False, "empty")
     if META.search(text):
         return Worth(False, "about the document, not the subject")
+    if EXAMPLE.match(text):
+        return Worth(False, "an example, not a rule of the subject")
     if _link_share(text, raw) > 0.6:
         return Worth(False, "mostly a link")
     if words[0].casefold() in NEEDS_ANTECEDENT:
         return Worth(False, f"starts with {words[0]!r}, which needs the sentence before")
 
     value = answer_target({**fact, "text": text}) or _bare_number(text)  # the cell record too
+    if value is not None and not re.search(r"\w", value):
+        return Worth(False, "its value is a symbol (a table's check mark), not words")
     if value and key_terms(value) != key_terms(text) and not _inside_a_name(text, value):
         # a limit keeps its comparator: "at least 8 weeks", not "8 weeks" -- the bare value
         # would be a wrong answer, and hiding "within 14 days" gets a question about a

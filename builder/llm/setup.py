@@ -24,12 +24,11 @@ from typing import TYPE_CHECKING
 
 import click
 
-from builder.config import load_config
 from builder.errors import InputError
-from builder.llm.settings import LLMSettings, resolve_settings
 
 if TYPE_CHECKING:  # the openai SDK takes ~1 s to import: only commands that call a model pay it
     from builder.llm.client import OpenAIClient
+    from builder.llm.settings import LLMSettings
 
 LOCAL_CONCURRENCY = 2
 
@@ -44,11 +43,16 @@ def progress_line(message: str) -> None:
     click.echo(f"golden: {message}", err=True)
 
 
-def llm_options(f: Callable) -> Callable:
+def llm_options(f: Callable | None = None, *, lazy: bool = False) -> Callable:
     """Add the LLM options to a click command and pass them as one `llm_settings` kwarg.
 
     Options default to None so `resolve_settings` can apply CLI > env > golden.toml > default.
+    With `lazy=True` the command gets a function returning the settings instead (resolved on
+    first call, then cached), for commands that often need no LLM at all (`golden score
+    --no-judge` then never loads the settings models).
     """
+    if f is None:
+        return functools.partial(llm_options, lazy=lazy)
     options = [
         click.option("--base-url", default=None,
                      help="OpenAI-compatible endpoint, e.g. https://api.openai.com/v1 (env "
@@ -76,8 +80,16 @@ def llm_options(f: Callable) -> Callable:
     @functools.wraps(f)
     def wrapper(*args, **kwargs):
         cli = {name: kwargs.pop(name, None) for name in _OPTION_NAMES}
-        config = load_config(cli.pop("config_path"))
-        kwargs["llm_settings"] = resolve_settings(cli, os.environ, config)
+        config_path = cli.pop("config_path")
+
+        @functools.cache
+        def resolve() -> LLMSettings:
+            from builder.config import load_config
+            from builder.llm.settings import resolve_settings
+
+            return resolve_settings(cli, os.environ, load_config(config_path))
+
+        kwargs["llm_settings"] = resolve if lazy else resolve()
         return f(*args, **kwargs)
 
     for option in reversed(options):
@@ -88,14 +100,17 @@ def llm_options(f: Callable) -> Callable:
 def batch_option(f: Callable) -> Callable:
     """Add `--batch DIR` to a command that already has `@llm_options` (put it below them):
     the command then stages its uncached LLM requests in DIR for a batch engine and stops
-    (builder/llm/batch/); the folder lands in `llm_settings.batch_dir`."""
+    (builder/llm/batch/); the folder lands in `llm_settings.batch_dir` (lazy settings too)."""
 
     @functools.wraps(f)
     def wrapper(*args, **kwargs):
         batch_dir = kwargs.pop("batch_dir", None)
-        if batch_dir is not None:
-            kwargs["llm_settings"] = kwargs["llm_settings"].model_copy(
-                update={"batch_dir": batch_dir})
+        settings = kwargs["llm_settings"]
+        if batch_dir is not None and callable(settings):
+            kwargs["llm_settings"] = functools.cache(
+                lambda: settings().model_copy(update={"batch_dir": batch_dir}))
+        elif batch_dir is not None:
+            kwargs["llm_settings"] = settings.model_copy(update={"batch_dir": batch_dir})
         return f(*args, **kwargs)
 
     return click.option(

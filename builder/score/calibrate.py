@@ -115,6 +115,25 @@ def quadratic_kappa(pairs: Sequence[tuple[int, int]]) -> float | None:
     return 1 - num / den
 
 
+def cohen_kappa(pairs: Sequence[tuple[Any, Any]]) -> float | None:
+    """Unweighted Cohen's kappa for categorical labels (e.g. hallucinated yes/no): observed
+    agreement corrected for the agreement the two sides' label frequencies give by chance.
+    None when undefined (no pairs, or both sides always give the same single label)."""
+    n = len(pairs)
+    if not n:
+        return None
+    observed = sum(a == b for a, b in pairs) / n
+    left: dict[Any, int] = {}
+    right: dict[Any, int] = {}
+    for a, b in pairs:
+        left[a] = left.get(a, 0) + 1
+        right[b] = right.get(b, 0) + 1
+    expected = sum(left[c] * right.get(c, 0) for c in left) / (n * n)
+    if expected == 1:
+        return None
+    return (observed - expected) / (1 - expected)
+
+
 def agreement(pairs: Sequence[tuple[int, int]]) -> dict[str, Any]:
     n = len(pairs)
     if not n:

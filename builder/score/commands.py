@@ -3,33 +3,41 @@ over the modules beside this one."""
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-from pydantic import BaseModel, ValidationError
 
 from builder.errors import InputError, JobError
 from builder.llm.setup import batch_option, llm_options, open_llm, progress_line
 from builder.score import report as report_mod
-from builder.score.gate import check_thresholds, parse_thresholds
-from builder.score.inputs import (
-    GoldenSet, RunItem, read_golden, read_qrels, read_run, read_trec_run,
-)
+from builder.score.gate import check_gate, known_metrics, parse_thresholds, report_figures
 from builder.score.retrieval import DEFAULT_KS
-from builder.score.scoring import ScoreOptions, build_report, build_trec_report
+from builder.score.scoring import (
+    ScoreOptions, build_report, build_trec_report, unknown_warning,
+)
+from builder.score.trec import read_qrels, read_trec_run
+
+if TYPE_CHECKING:  # scoring a TREC run without the judge never loads pydantic or asyncio
+    from builder.score.inputs import GoldenSet, RunItem, UnknownQuery
+
+
+MAX_K = 1000  # as baseline-run's --k
 
 
 def parse_ks(text: str) -> tuple[int, ...]:
+    """`--k 1,3,5` -> (1, 3, 5): each cutoff a whole number from 1 to MAX_K (a larger one
+    would only grow memory: no ranking is that long in practice)."""
     try:
         ks = tuple(sorted({int(part) for part in text.split(",") if part.strip()}))
     except ValueError:
-        raise InputError(f"--k expects comma-separated positive integers, got {text!r}") from None
-    if not ks or ks[0] < 1:
-        raise InputError(f"--k expects comma-separated positive integers, got {text!r}")
+        raise InputError(f"--k expects comma-separated integers from 1 to {MAX_K}, "
+                         f"got {text!r}") from None
+    if not ks or ks[0] < 1 or ks[-1] > MAX_K:
+        raise InputError(f"--k expects comma-separated integers from 1 to {MAX_K}, "
+                         f"got {text!r}")
     return ks
 
 
@@ -61,7 +69,12 @@ def _run_id(golden_path: str, run_path: str) -> str:
 @click.option("--out", "outs", multiple=True, type=click.Path(dir_okay=False),
               help="Write the report: .json, .md or .html (repeatable).")
 @click.option("--fail-under", "fail_under", multiple=True, metavar="METRIC=VALUE",
-              help="Exit 1 when a summary metric is below VALUE (repeatable), e.g. ndcg@10=0.5.")
+              help="Exit 1 when a higher-is-better metric is below VALUE (repeatable), e.g. "
+                   "ndcg@10=0.5, faithfulness=4.0, hit_rate@10=85%.")
+@click.option("--fail-over", "fail_over", multiple=True, metavar="METRIC=VALUE",
+              help="Exit 1 when a lower-is-better metric is above VALUE (repeatable): "
+                   "hallucination_rate, wrong_refusal_rate, latency_p95_ms, mean_cost, ... "
+                   "e.g. hallucination_rate=15%.")
 @click.option("--complete", "-c", is_flag=True,
               help="Count golden queries missing from the run as 0 (trec_eval -c). Default: "
                    "left out of the means, as trec_eval does.")
@@ -79,12 +92,12 @@ def _run_id(golden_path: str, run_path: str) -> str:
               help="Store the scored run in the database (runs, run_items).")
 @click.option("--prompts", "prompts_dir", type=click.Path(file_okay=False), default=None,
               help="Folder of prompt files overriding the bundled judge prompts.")
-@llm_options
+@llm_options(lazy=True)
 @batch_option
 @click.pass_obj
 def score(obj, golden_path, run_path, qrels_path, trec_run_path, k_text, judge, outs,
-          fail_under, complete, gain, level, dedupe, max_contexts, name, save, prompts_dir,
-          llm_settings):
+          fail_under, fail_over, complete, gain, level, dedupe, max_contexts, name, save,
+          prompts_dir, llm_settings):
     """Score a RAG run against a golden set: retrieval metrics equal to trec_eval's, LLM-judged
     answer metrics, per type and difficulty, with a bad-case list.
 
@@ -92,6 +105,8 @@ def score(obj, golden_path, run_path, qrels_path, trec_run_path, k_text, judge, 
     Examples:
       golden score --golden golden.jsonl --run run.jsonl --out report.html
       golden score --golden golden.jsonl --run run.jsonl --no-judge --fail-under ndcg@10=0.5
+      golden score --golden golden.jsonl --run run.jsonl --fail-under faithfulness=4.0 \\
+          --fail-over hallucination_rate=15% --fail-under hit_rate@10=85%
       golden score --qrels qrels.txt --trec-run run.txt --k 5,10 -c
     """
     ks = parse_ks(k_text)
@@ -108,7 +123,11 @@ def score(obj, golden_path, run_path, qrels_path, trec_run_path, k_text, judge, 
             "golden file": golden_path, "run file": run_path, "qrels file": qrels_path,
             "TREC run": trec_run_path, "database": obj.db_path})
     options = ScoreOptions(ks=ks, gain=gain, complete=complete, level=level, dedupe=dedupe)
-    thresholds = parse_thresholds(fail_under, ks, judge=judge and not trec)
+    thresholds = parse_thresholds(fail_under, fail_over, known=known_metrics(ks),
+                                  judge=judge and not trec)
+    # Read golden.toml now whenever the judge may run, so a bad config fails before any work;
+    # --no-judge and TREC scoring never load the LLM settings.
+    settings = llm_settings() if judge and not trec else None
 
     if trec:
         report = build_trec_report(read_qrels(qrels_path), read_trec_run(trec_run_path,
@@ -117,15 +136,22 @@ def score(obj, golden_path, run_path, qrels_path, trec_run_path, k_text, judge, 
         run_items: dict[str, RunItem] = {}
         golden = None
     else:
+        from builder.score.inputs import read_golden, read_run
+
         golden = read_golden(golden_path)
-        run_items = read_run(run_path, golden, dedupe=dedupe)
+        unknown: list[UnknownQuery] = []
+        run_items = read_run(run_path, golden, dedupe=dedupe, unknown=unknown)
+        for warning in unknown_warning([u.label for u in unknown], golden_path):
+            progress_line(warning)
         answered = [q for q, item in run_items.items() if item.record.answer is not None]
         if judge and not answered:
             progress_line("no run line has an answer: judge metrics skipped")
             judge = False
         report = _score_jsonl(obj, golden, run_items, options, judge=judge,
-                              llm_settings=llm_settings, run_path=run_path,
-                              max_contexts=max_contexts or max(ks), prompts_dir=prompts_dir)
+                              llm_settings=settings,
+                              run_path=run_path,
+                              max_contexts=max_contexts or max(ks), prompts_dir=prompts_dir,
+                              unknown=unknown)
 
     if save:
         _save(obj, report, golden, run_items, name=name,
@@ -138,20 +164,23 @@ def score(obj, golden_path, run_path, qrels_path, trec_run_path, k_text, judge, 
     stopped = report["judge"].get("stopped")
     if stopped and stopped != "budget exhausted":
         raise JobError(f"{stopped} (the report lists the items not judged)")
-    check_thresholds(report["summary"], thresholds)
+    check_gate(report_figures(report), thresholds)
 
 
 def _score_jsonl(obj, golden: GoldenSet, run: dict[str, RunItem], options: ScoreOptions, *,
                  judge: bool, llm_settings, run_path: str, max_contexts: int,
-                 prompts_dir: str | None) -> dict[str, Any]:
+                 prompts_dir: str | None, unknown: list[UnknownQuery]) -> dict[str, Any]:
     if not judge:
-        return build_report(golden, run, options, run_path=run_path)
-    from builder.score.judge import Judge, JudgeInput
+        return build_report(golden, run, options, run_path=run_path, unknown_in_run=unknown)
+    import asyncio
+
+    from builder.score.judge import Judge, JudgeInput, JudgeProgress
     from builder.store.documents import chunks_by_id
 
     with obj.open_store(create=True) as store, open_llm(store, llm_settings, job="score") as llm:
         judge_obj = Judge(llm, prompts_dir=prompts_dir, max_contexts=max_contexts,
-                          concurrency=llm_settings.concurrency)
+                          concurrency=llm_settings.concurrency,
+                          progress=JudgeProgress(progress_line))
         inputs = []
         for qid, item in run.items():
             if item.record.answer is None:
@@ -165,10 +194,10 @@ def _score_jsonl(obj, golden: GoldenSet, run: dict[str, RunItem], options: Score
             inputs.append(JudgeInput(query_id=qid, question=g.query, reference=g.reference,
                                      answer=item.record.answer, contexts=list(contexts),
                                      answerable=g.answerable))
-        progress_line(f"judging {len(inputs)} answers with {judge_obj.model}")
         judged = asyncio.run(judge_obj.judge_all(inputs))
         report = build_report(golden, run, options, judged=judged, judge_model=judge_obj.model,
-                              judge_prompts=judge_obj.prompt_versions(), run_path=run_path)
+                              judge_prompts=judge_obj.prompt_versions(), run_path=run_path,
+                              unknown_in_run=unknown)
         summary = getattr(llm, "summary", None)
         if callable(summary):
             report["judge"]["calls"] = summary()
@@ -203,60 +232,42 @@ def _save(obj, report: dict[str, Any], golden: GoldenSet | None, run: dict[str, 
     report["run_id"] = run_id
 
 
-class _PerQuery(BaseModel):
-    metrics: dict[str, float]
-    question: str | None = None
-    type: str | None = None
-
-
-class _ReportFile(BaseModel):
-    """What `compare` needs from a report JSON written by `golden score --out X.json`."""
-
-    run: str | None = None
-    summary: dict[str, float]
-    per_query: dict[str, _PerQuery]
-
-
-def _read_report(path: str) -> dict[str, Any]:
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read ({exc})", path=path) from None
-    try:
-        data = _ReportFile.model_validate_json(text)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        where = ".".join(str(x) for x in err["loc"]) or "file"
-        raise InputError(f"not a golden score report JSON ({where}: {err['msg']})",
-                         path=path) from None
-    out = data.model_dump()
-    out["run"] = out["run"] or path
-    return out
-
-
 @click.command()
-@click.argument("report_a", type=click.Path(dir_okay=False))
-@click.argument("report_b", type=click.Path(dir_okay=False))
+@click.argument("baseline", type=click.Path(dir_okay=False))
+@click.argument("reports", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option("--labels", default=None, metavar="NAME,NAME,...",
+              help="A short name per report, baseline first [the run file names].")
 @click.option("--out", "outs", multiple=True, type=click.Path(dir_okay=False),
-              help="Also write the comparison as .json or .md (repeatable).")
+              help="Also write the comparison as .json, .md or .html (repeatable).")
 @click.option("--resamples", type=click.IntRange(100, 100_000), default=1000, show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True)
-def compare(report_a, report_b, outs, resamples, seed):
-    """Compare two score reports (JSON from `golden score --out`): every metric side by side
-    with delta (B - A) and a paired bootstrap 95% CI, plus the items that got worse."""
-    from builder.score.compare import compare_reports, print_comparison, render_comparison_markdown
+def compare(baseline, reports, labels, outs, resamples, seed):
+    """Compare score reports (JSON from `golden score --out`) against a baseline: every metric
+    of every run side by side, deltas with paired bootstrap 95% CIs and arrows (better/worse in
+    each metric's direction), per-type and per-difficulty breakdowns, and per run the queries
+    that got worse. Exit 2 when a run shares no query with the baseline.
 
+    \b
+    Example:
+      golden compare before.json topk5.json rerank.json --labels "before,top-k 5,+ reranker" \\
+          --out compare.html --out compare.md
+    """
+    from builder.score.compare import (
+        compare_reports, print_comparison, read_report, render_comparison_markdown,
+    )
+    from builder.score.html import render_comparison_html
+
+    paths = [baseline, *reports]
     for out in outs:
-        if report_mod.format_for(out) == "html":
-            raise InputError("compare writes .json or .md", path=out)
-        report_mod.check_not_an_input(out, {"report": report_a, "other report": report_b})
-    result = compare_reports(_read_report(report_a), _read_report(report_b),
+        report_mod.format_for(out)
+        report_mod.check_not_an_input(out, {f"report {p}": p for p in paths})
+    names = [x.strip() for x in labels.split(",")] if labels else None
+    result = compare_reports([read_report(p) for p in paths], labels=names,
                              resamples=resamples, seed=seed)
-    report_mod.write_outputs({
-        out: (report_mod.render_json(result) if report_mod.format_for(out) == "json"
-              else render_comparison_markdown(result))
-        for out in outs
-    })
+    renderers = {"json": report_mod.render_json, "md": render_comparison_markdown,
+                 "html": render_comparison_html}
+    report_mod.write_outputs({out: renderers[report_mod.format_for(out)](result)
+                              for out in outs})
     print_comparison(result)
 
 
@@ -300,7 +311,7 @@ def calibrate(obj, run_id, import_path, as_json):
 @click.command("baseline-run")
 @click.option("--golden", "golden_path", required=True, type=click.Path(dir_okay=False),
               help="Golden JSONL (native or seed format).")
-@click.option("--k", type=click.IntRange(1, 1000), default=10, show_default=True,
+@click.option("--k", type=click.IntRange(1, MAX_K), default=10, show_default=True,
               help="Chunks retrieved per query.")
 @click.option("--answer/--no-answer", default=False, show_default=True,
               help="Also generate answers from the retrieved chunks with the LLM.")
@@ -318,7 +329,10 @@ def baseline_run(obj, golden_path, k, answer, out_path, prompts_dir, llm_setting
       golden ingest samples/ && golden baseline-run --golden golden.jsonl --out run.jsonl
       golden score --golden golden.jsonl --run run.jsonl --no-judge
     """
+    import asyncio
+
     from builder.score.baseline import add_answers, retrieve, write_run
+    from builder.score.inputs import read_golden
 
     report_mod.check_not_an_input(out_path, {"golden file": golden_path,
                                              "database": obj.db_path})

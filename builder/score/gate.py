@@ -1,49 +1,113 @@
-"""`--fail-under METRIC=VALUE`: a CI gate on the report's summary.
+"""The CI gate: `--fail-under METRIC=X` for higher-is-better figures, `--fail-over METRIC=X` for
+lower-is-better ones (`directions`).
 
-A threshold fails when the summary value is below it (for every metric, including the
-lower-is-better rates: gate those with a separate check). Unknown metric names and
-non-numeric values are usage errors (exit 2), checked before any scoring starts.
+Guarantees, checked before any scoring starts (exit 2, one line):
+- the option must match the metric's direction: `--fail-under hallucination_rate=0.1` is a
+  usage error naming `--fail-over hallucination_rate=0.1`, and the reverse;
+- the value is a finite number (NaN and infinities are refused), optionally a percentage
+  (`15%` = 0.15);
+- the metric is known for the cutoffs given, and judge metrics need the judge.
+
+After scoring, `gate_failures` lists every threshold that failed, including a figure the run
+did not produce (a gate on a missing figure fails: it never passes silently). The gate works
+over any mapping of figures (a report's `summary` plus its `operations`), so other commands
+can gate their own records with the same rules.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 
 from builder.errors import InputError, JobError
-from builder.score.judge import JUDGE_METRICS
-from builder.score.retrieval import metric_names
+from builder.score.directions import JUDGE_METRICS, known_metrics, lower_is_better
+
+UNDER, OVER = "--fail-under", "--fail-over"
 
 
-def parse_thresholds(specs: Sequence[str], ks: Sequence[int], *,
-                     judge: bool) -> dict[str, float]:
-    """`["ndcg@10=0.5", ...]` -> {"ndcg@10": 0.5}; InputError naming any unknown metric."""
-    known = metric_names(sorted(set(ks))) + list(JUDGE_METRICS)
-    out: dict[str, float] = {}
-    for spec in specs:
-        name, sep, value = spec.partition("=")
-        name = name.strip()
-        if not sep:
-            raise InputError(f"--fail-under expects METRIC=VALUE, got {spec!r}")
-        if name not in known:
-            raise InputError(f"--fail-under: unknown metric {name!r} (known for --k "
-                             f"{','.join(map(str, ks))}: {', '.join(known)})")
-        if name in JUDGE_METRICS and not judge:
-            raise InputError(f"--fail-under: {name} needs the judge (drop --no-judge)")
-        try:
-            out[name] = float(value)
-        except ValueError:
-            raise InputError(f"--fail-under: {value!r} is not a number (in {spec!r})") from None
+@dataclass(frozen=True)
+class Threshold:
+    metric: str
+    option: str       # UNDER (fails when the figure is below value) or OVER (above)
+    value: float
+
+    def fails(self, figure: float) -> bool:
+        return figure < self.value if self.option == UNDER else figure > self.value
+
+    def describe(self, figure: float | None) -> str:
+        if figure is None:
+            return f"{self.metric} not computed (threshold {self.value:g})"
+        sign = "<" if self.option == UNDER else ">"
+        return f"{self.metric} {figure:.4f} {sign} {self.value:g}"
+
+
+def parse_value(text: str, spec: str, option: str) -> float:
+    """A finite float; `15%` means 0.15."""
+    raw = text.strip()
+    scale = 1.0
+    if raw.endswith("%"):
+        raw, scale = raw[:-1].strip(), 0.01
+    try:
+        value = float(raw) * scale
+    except ValueError:
+        raise InputError(f"{option}: {text!r} is not a number (in {spec!r})") from None
+    if not math.isfinite(value):
+        raise InputError(f"{option}: {text.strip()!r} is not a finite number (in {spec!r}); "
+                         "a gate on NaN or infinity would never fail")
+    return value
+
+
+def parse_thresholds(under: Iterable[str], over: Iterable[str] = (), *,
+                     known: Sequence[str], judge: bool) -> list[Threshold]:
+    """`--fail-under`/`--fail-over` specs -> thresholds, in the order given (under first).
+    `known` is every metric the command can produce; judge metrics need `judge`."""
+    out: list[Threshold] = []
+    for option, specs in ((UNDER, under), (OVER, over)):
+        for spec in specs:
+            name, sep, value = spec.partition("=")
+            name = name.strip()
+            if not sep or not name:
+                raise InputError(f"{option} expects METRIC=VALUE, got {spec!r}")
+            if name not in known:
+                raise InputError(f"{option}: unknown metric {name!r} (known: "
+                                 f"{', '.join(known)})")
+            wanted = OVER if lower_is_better(name) else UNDER
+            if option != wanted:
+                better = "lower" if wanted == OVER else "higher"
+                raise InputError(f"{option} {spec.strip()}: {better} is better for {name}; "
+                                 f"use {wanted} {name}={value.strip()}")
+            if name in JUDGE_METRICS and not judge:
+                raise InputError(f"{option}: {name} needs the judge (JSONL runs with answers, "
+                                 "without --no-judge)")
+            out.append(Threshold(name, option, parse_value(value, spec, option)))
     return out
 
 
-def check_thresholds(summary: Mapping[str, float], thresholds: Mapping[str, float]) -> None:
-    """Raise JobError (exit 1) naming every metric below its threshold, or not computed."""
+def gate_failures(figures: Mapping[str, float], thresholds: Iterable[Threshold]) -> list[str]:
+    """Every failed threshold, described; a figure that is missing (or not a finite number)
+    fails its threshold."""
     failures = []
-    for name, minimum in thresholds.items():
-        value = summary.get(name)
-        if value is None:
-            failures.append(f"{name} not computed (threshold {minimum:g})")
-        elif value < minimum:
-            failures.append(f"{name} {value:.4f} < {minimum:g}")
+    for t in thresholds:
+        figure = figures.get(t.metric)
+        if not isinstance(figure, (int, float)) or not math.isfinite(figure):
+            failures.append(t.describe(None))
+        elif t.fails(figure):
+            failures.append(t.describe(figure))
+    return failures
+
+
+def check_gate(figures: Mapping[str, float], thresholds: Sequence[Threshold]) -> None:
+    """Raise JobError (exit 1) naming every failed threshold."""
+    failures = gate_failures(figures, thresholds)
     if failures:
-        raise JobError("below threshold: " + "; ".join(failures))
+        raise JobError("gate failed: " + "; ".join(failures))
+
+
+def report_figures(report: Mapping) -> dict[str, float]:
+    """What a report's gate reads: the summary means plus the operations figures."""
+    return {**report.get("operations", {}), **report["summary"]}
+
+
+__all__ = ["Threshold", "UNDER", "OVER", "parse_thresholds", "gate_failures", "check_gate",
+           "report_figures", "known_metrics"]

@@ -1,9 +1,15 @@
-"""Reading what `golden score` is given: golden JSONL, run JSONL, TREC qrels and TREC runs.
+"""Reading what `golden score` is given: golden JSONL and run JSONL (TREC qrels and runs are
+read by `trec`, re-exported here).
 
 Every reader validates each line with a pydantic model and raises `InputError` naming the
-file and line for anything malformed: bad JSON, a missing field, unknown or duplicate query
-ids, a docno twice in one ranking (trec_eval refuses these too; `dedupe=True` keeps the
-first, best-ranked occurrence instead), an empty file, relevance that is not an integer.
+file and line for anything malformed: bad JSON, a missing field, duplicate queries, a docno
+twice in one ranking (trec_eval refuses these too; `dedupe=True` keeps the first, best-ranked
+occurrence instead), an empty file, relevance that is not an integer. Messages name a query by
+its text, not by an internal id.
+
+A run line whose query is not in the golden file is skipped and reported to the caller
+(`UnknownQuery`), as trec_eval ignores run queries without judgments: a run over a whole
+question set can then be scored against one split.
 
 Golden files come in two formats, told apart per line:
 - native (golden's export): `id`, `query`, `expected_answer`, `relevant_chunk_ids`, `type`,
@@ -22,7 +28,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +36,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from builder.errors import InputError
+from builder.score.trec import read_qrels, read_trec_run, reading  # noqa: F401  (re-exported)
 
 UNANSWERABLE = "unanswerable"
 
@@ -114,6 +120,18 @@ class GoldenSet:
         return {i.id: i.relevance for i in self.items.values() if i.answerable}
 
 
+@dataclass(frozen=True)
+class UnknownQuery:
+    """A run line naming a query the golden file does not hold (skipped, never scored)."""
+
+    line: int
+    query: str          # the line's query text, or its query_id when it has no text
+
+    @property
+    def label(self) -> str:
+        return self.query
+
+
 @dataclass
 class RunItem:
     query_id: str
@@ -135,25 +153,17 @@ def _lines(path: str | Path) -> Iterator[tuple[int, str]]:
     """Non-blank lines with 1-based numbers; a missing or undecodable file is an InputError
     (naming the line of the first bad byte). A UTF-8 byte-order mark is dropped. Lines end at
     "\n" only, so a U+2028 inside a JSON string does not split its line."""
-    p = Path(path)
-    try:
-        with p.open("rb") as fh:
-            for n, raw in enumerate(fh, 1):
-                if n == 1 and raw.startswith(b"\xef\xbb\xbf"):
-                    raw = raw[3:]
-                try:
-                    line = raw.decode("utf-8")
-                except UnicodeDecodeError as exc:
-                    raise InputError(f"not UTF-8 text ({exc.reason} at byte {exc.start + 1} of "
-                                     "the line)", path=str(path), line=n) from None
-                if line.strip():
-                    yield n, line
-    except FileNotFoundError:
-        raise InputError("file not found", path=str(path)) from None
-    except IsADirectoryError:
-        raise InputError("is a folder, expected a file", path=str(path)) from None
-    except OSError as exc:
-        raise InputError(f"cannot read ({exc.strerror})", path=str(path)) from None
+    with reading(path), Path(path).open("rb") as fh:
+        for n, raw in enumerate(fh, 1):
+            if n == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                raw = raw[3:]
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise InputError(f"not UTF-8 text ({exc.reason} at byte {exc.start + 1} of "
+                                 "the line)", path=str(path), line=n) from None
+            if line.strip():
+                yield n, line
 
 
 def _json_object(text: str, path: str, line: int) -> dict[str, Any]:
@@ -190,8 +200,8 @@ def read_golden(path: str | Path) -> GoldenSet:
         except ValidationError as exc:
             raise InputError(_validation_message(exc), path=spath, line=n) from None
         if item.id in golden.items:
-            what = "query text" if item.seed else "id"
-            raise InputError(f"duplicate {what} {item.id!r} (first on line "
+            what = f"query {_short(item.query)!r}" if item.seed else f"id {item.id!r}"
+            raise InputError(f"duplicate {what} (first on line "
                              f"{golden.items[item.id].line})", path=spath, line=n)
         golden.items[item.id] = item
         golden.by_query.setdefault(normalise_query(item.query), item.id)
@@ -219,11 +229,20 @@ def _from_seed(rec: SeedGoldenRecord, line: int) -> GoldenItem:
     )
 
 
-def read_run(path: str | Path, golden: GoldenSet, *, dedupe: bool = False) -> dict[str, RunItem]:
+def _short(text: str, limit: int = 80) -> str:
+    text = normalise_query(text)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def read_run(path: str | Path, golden: GoldenSet, *, dedupe: bool = False,
+             unknown: list[UnknownQuery] | None = None) -> dict[str, RunItem]:
     """Load a run JSONL file, matching each line to a golden item by `query_id` (or by `query`
-    text). Unknown or repeated queries, and a docno twice in one ranking, are InputErrors."""
+    text). Lines naming a query the golden file lacks are skipped and appended to `unknown`;
+    a repeated query and a docno twice in one ranking are InputErrors, and so is a run none
+    of whose lines matches the golden file."""
     spath = str(path)
     items: dict[str, RunItem] = {}
+    skipped: list[UnknownQuery] = []
     for n, text in _lines(path):
         obj = _json_object(text, spath, n)
         try:
@@ -231,31 +250,37 @@ def read_run(path: str | Path, golden: GoldenSet, *, dedupe: bool = False) -> di
         except ValidationError as exc:
             raise InputError(_validation_message(exc), path=spath, line=n) from None
         qid = _match_query(rec, golden, spath, n)
+        if qid is None:
+            skipped.append(UnknownQuery(line=n, query=_short(rec.query or rec.query_id or "")))
+            continue
         if qid in items:
-            raise InputError(f"duplicate query {qid!r} (first on line {items[qid].line})",
-                             path=spath, line=n)
+            raise InputError(f"duplicate query {_short(golden.items[qid].query)!r} (first on "
+                             f"line {items[qid].line})", path=spath, line=n)
         if rec.scores is not None and len(rec.scores) != len(rec.retrieved_ids):
             raise InputError(f"scores has {len(rec.scores)} values for "
                              f"{len(rec.retrieved_ids)} retrieved_ids", path=spath, line=n)
         ranking = _unique(rec.retrieved_ids, dedupe, spath, n)
         items[qid] = RunItem(query_id=qid, ranking=ranking, record=rec, line=n)
+    if unknown is not None:
+        unknown.extend(skipped)
     if not items:
+        if skipped:
+            raise InputError(f"none of the run's {len(skipped)} queries is in the golden file "
+                             f"{golden.path}; this line's: {skipped[0].label!r}", path=spath,
+                             line=skipped[0].line)
         raise InputError("the run is empty (no lines)", path=spath)
     return items
 
 
-def _match_query(rec: RunRecord, golden: GoldenSet, path: str, line: int) -> str:
+def _match_query(rec: RunRecord, golden: GoldenSet, path: str, line: int) -> str | None:
+    """The golden id a run line names, or None when the golden file has no such query."""
     if rec.query_id is not None:
-        if rec.query_id not in golden.items:
-            raise InputError(f"query_id {rec.query_id!r} is not in the golden file {golden.path}",
-                             path=path, line=line)
-        return rec.query_id
+        if rec.query_id in golden.items:
+            return rec.query_id
+        if rec.query is None:
+            return None
     if rec.query is not None:
-        qid = golden.by_query.get(normalise_query(rec.query))
-        if qid is None:
-            raise InputError(f"query {rec.query[:60]!r} is not in the golden file {golden.path}",
-                             path=path, line=line)
-        return qid
+        return golden.by_query.get(normalise_query(rec.query))
     raise InputError("each line needs query_id (or query, for golden files without ids)",
                      path=path, line=line)
 
@@ -272,68 +297,3 @@ def _unique(ids: list[str], dedupe: bool, path: str, line: int) -> list[str]:
         seen.add(docno)
         out.append(docno)
     return out
-
-
-def _parse_int(text: str, what: str, path: str, line: int) -> int:
-    try:
-        return int(text)
-    except ValueError:
-        raise InputError(f"{what} {text!r} is not an integer", path=path, line=line) from None
-
-
-def read_qrels(path: str | Path) -> dict[str, dict[str, int]]:
-    """TREC qrels (`qid iter docno rel` per line) -> {qid: {docno: rel}}, qids sorted as
-    trec_eval orders them. A docno judged twice for one query is an InputError."""
-    spath = str(path)
-    qrels: dict[str, dict[str, int]] = {}
-    for n, text in _lines(path):
-        if text.lstrip().startswith("#"):
-            continue
-        parts = text.split()
-        if len(parts) != 4:
-            raise InputError(f"expected 'qid iter docno rel', got {len(parts)} fields",
-                             path=spath, line=n)
-        qid, _, docno, rel_text = parts
-        rel = _parse_int(rel_text, "relevance", spath, n)
-        judged = qrels.setdefault(qid, {})
-        if docno in judged:
-            raise InputError(f"{docno!r} judged twice for query {qid!r}", path=spath, line=n)
-        judged[docno] = rel
-    if not qrels:
-        raise InputError("no judgments (the file is empty)", path=spath)
-    return dict(sorted(qrels.items()))
-
-
-def read_trec_run(path: str | Path, *, dedupe: bool = False) -> dict[str, dict[str, float]]:
-    """TREC run (`qid Q0 docno rank score tag [ignored...]`) -> {qid: {docno: score}}; the
-    rank column is ignored (`retrieval` ranks by score, as trec_eval does).
-    A docno twice for one query is an InputError unless `dedupe` (keeps the highest score)."""
-    spath = str(path)
-    scored: dict[str, dict[str, float]] = {}
-    for n, text in _lines(path):
-        if text.lstrip().startswith("#"):
-            continue
-        parts = text.split()
-        if len(parts) < 6:
-            raise InputError(f"expected 'qid Q0 docno rank score tag', got {len(parts)} fields",
-                             path=spath, line=n)
-        qid, _, docno, _, score_text = parts[:5]
-        try:
-            score = float(score_text)
-            if math.isnan(score):
-                raise ValueError
-        except ValueError:
-            raise InputError(f"score {score_text!r} is not a number", path=spath,
-                             line=n) from None
-        docs = scored.setdefault(qid, {})
-        if docno in docs:
-            if not dedupe:
-                raise InputError(f"{docno!r} retrieved twice for query {qid!r} (trec_eval "
-                                 "refuses duplicate docs; --dedupe keeps the best)",
-                                 path=spath, line=n)
-            score = max(score, docs[docno])
-        docs[docno] = score
-    if not scored:
-        raise InputError("the run is empty (no result lines)", path=spath)
-    return dict(sorted(scored.items()))
-

@@ -8,16 +8,26 @@ Per item (each a value in the item's flat metrics, and a score + reason in its j
   `hallucination_rate` is 1 when faithfulness <= 2. Not applicable to refusals, to answers
   with no claims, or without contexts.
 - `answer_relevancy` and `correctness` (against the reference): 1-5 with a reason.
-- refusal (`judge_refusal`, the LLM decides, no keyword lists): on unanswerable items
-  `correct_refusal_rate` is 1 for a refusal; on answerable ones `wrong_refusal_rate` is 1.
-  Unanswerable items get no other judge metric.
+- refusal, code first (`refusal.check_refusal`: refusal phrases per language; an answer that
+  carries claims is never a refusal); the LLM (`judge_refusal`) only for answers code finds
+  unclear ("Yes.", "Blue."). On unanswerable items `correct_refusal_rate` is 1 for a
+  refusal; on answerable ones `wrong_refusal_rate` is 1. Unanswerable items get no
+  relevancy, correctness or context relevance.
+- `faithfulness` is judged for every answer except a pure refusal found by code, refusal
+  verdict or not, answerable or not: a partial refusal's claims and an answer to an
+  unanswerable question are checked against the contexts like any other. (A refusal verdict
+  used to skip faithfulness, so a judge that mistook answers for refusals hid hallucinations.)
 - `context_relevance`: share of the first `max_contexts` retrieved chunks the judge finds
   useful for the question, one call per chunk.
 
 Guarantees: one failed or invalid reply never ends the run and never becomes a silent zero
 or NaN: the metric is left out of that item and listed in `unscored` with the reason. Once
 the budget is spent (or the client gives up on the endpoint) every remaining call is listed
-as unscored with that reason and `Judge.stopped` says why.
+as unscored with that reason and `Judge.stopped` says why. `planned_calls` counts the calls
+an item needs before any is made, for the progress estimate.
+
+Library use (no CLI needed): build `JudgeInput` records and call `judge_records(llm, items)`
+(or `await Judge(llm).judge_all(items)`); each `JudgeOutcome` has plain-number metrics.
 """
 
 from __future__ import annotations
@@ -29,14 +39,22 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from builder.llm.prompts import Prompt, load_prompt
-from builder.errors import JobError
-from builder.llm.types import LLM, BudgetExceeded
+import time
+from collections.abc import Callable
 
-JUDGE_METRICS = (
-    "faithfulness", "faithfulness_supported", "hallucination_rate", "answer_relevancy",
-    "correctness", "context_relevance", "wrong_refusal_rate", "correct_refusal_rate",
-)
+from builder.errors import JobError
+from builder.llm.prompts import Prompt, load_prompt
+from builder.llm.types import LLM, BudgetExceeded
+from builder.score.directions import JUDGE_METRICS  # noqa: F401  (re-exported)
+from builder.score.refusal import RefusalCheck, check_refusal
+
+# The embedded 0.5B model's judge calls on a 2-core machine (measured: ~13 s each, one at a
+# time); only the first progress line uses it, later ones extrapolate from the calls so far.
+LOCAL_SECONDS_PER_CALL = 13.0
+
+# What `Judge(metrics=...)` can be limited to (a log without reference answers cannot be judged
+# for correctness; a benchmark may want faithfulness and refusals only).
+ASPECTS = ("refusal", "faithfulness", "answer_relevancy", "correctness", "context_relevance")
 PROMPTS = ("judge_claims", "judge_faithfulness", "judge_relevancy", "judge_correctness",
            "judge_refusal", "judge_context")
 
@@ -95,15 +113,78 @@ class _Failed(Exception):
         self.reason = reason
 
 
+class JudgeProgress:
+    """Progress of a judging run for people watching a terminal or a CI log: a line when it
+    starts (answers, planned calls), then at most every `every_s` seconds and at the end, with
+    the calls done, elapsed time and an estimate of the time left from the calls so far."""
+
+    def __init__(self, emit: Callable[[str], None], *, every_s: float = 10.0,
+                 clock: Callable[[], float] = time.monotonic):
+        self.emit = emit
+        self.every_s = every_s
+        self.clock = clock
+        self.items = self.items_done = self.calls = self.calls_done = 0
+        self.started = self.last = 0.0
+
+    def start(self, items: int, calls: int, model: str, code_refusals: int, *,
+              seconds_per_call: float | None = None) -> None:
+        self.items, self.calls = items, calls
+        self.started = self.last = self.clock()
+        guess = (f", roughly {_duration(calls * seconds_per_call)} at ~{seconds_per_call:g} s a "
+                 "call" if seconds_per_call else "")
+        self.emit(f"judging {items} answers with {model}: about {calls} LLM calls{guess} "
+                  f"(refusal decided by code for {code_refusals} of {items}); progress every "
+                  f"{self.every_s:g} s")
+
+    def call_done(self) -> None:
+        self.calls_done += 1
+        self._maybe_emit()
+
+    def item_done(self) -> None:
+        self.items_done += 1
+        self._maybe_emit(force=self.items_done == self.items)
+
+    def _maybe_emit(self, force: bool = False) -> None:
+        now = self.clock()
+        if not force and now - self.last < self.every_s:
+            return
+        self.last = now
+        elapsed = now - self.started
+        line = (f"judge: {self.items_done}/{self.items} answers, {self.calls_done}/"
+                f"~{self.calls} calls, {_duration(elapsed)} elapsed")
+        left = max(0, self.calls - self.calls_done)
+        if self.calls_done and left and self.items_done < self.items:
+            line += f", about {_duration(elapsed / self.calls_done * left)} left"
+        self.emit(line)
+
+
+def _duration(seconds: float) -> str:
+    seconds = int(round(seconds))
+    if seconds < 60:
+        return f"{seconds} s"
+    minutes, sec = divmod(seconds, 60)
+    if minutes < 60:
+        return f"{minutes} min {sec:02d} s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes:02d} min"
+
+
 class Judge:
     """Scores items with one LLM client; `concurrency` items are judged at a time."""
 
     def __init__(self, llm: LLM, *, prompts_dir: str | None = None, max_contexts: int = 10,
-                 concurrency: int = 4):
+                 concurrency: int = 4, progress: JudgeProgress | None = None,
+                 metrics: Sequence[str] = ASPECTS):
+        unknown = sorted(set(metrics) - set(ASPECTS))
+        if unknown:
+            raise ValueError(f"unknown judge aspects {unknown}; known: {', '.join(ASPECTS)}")
+        self.aspects = frozenset(metrics)
         self.llm = llm
+        self.prompts_dir = prompts_dir
         self.prompts: dict[str, Prompt] = {n: load_prompt(n, prompts_dir) for n in PROMPTS}
         self.max_contexts = max_contexts
         self.concurrency = concurrency
+        self.progress = progress
         self.stopped: str | None = None  # why judging stopped early (budget, endpoint down)
 
     @property
@@ -113,13 +194,35 @@ class Judge:
     def prompt_versions(self) -> dict[str, str]:
         return {name: p.version for name, p in self.prompts.items()}
 
+    def planned_calls(self, item: JudgeInput, check: RefusalCheck | None = None) -> int:
+        """LLM calls `judge_item` makes for this item when every call succeeds."""
+        check = check or check_refusal(item.answer, self.prompts_dir)
+        contexts = len(item.contexts[: self.max_contexts])
+        on = self.aspects
+        calls = 0 if check.decided or "refusal" not in on else 1
+        if contexts and not check.is_refusal and "faithfulness" in on:
+            calls += 2  # claims, then their verdicts
+        if item.answerable:
+            calls += ("answer_relevancy" in on) + ("correctness" in on)
+            calls += contexts if "context_relevance" in on else 0
+        return calls
+
     async def judge_all(self, items: Sequence[JudgeInput]) -> dict[str, JudgeOutcome]:
         """Judge every item; results keyed by query id, in input order."""
         gate = asyncio.Semaphore(self.concurrency)
+        if self.progress is not None:
+            checks = [check_refusal(i.answer, self.prompts_dir) for i in items]
+            self.progress.start(len(items), sum(map(self.planned_calls, items, checks)),
+                                self.model, sum(c.decided for c in checks),
+                                seconds_per_call=(LOCAL_SECONDS_PER_CALL
+                                                  if getattr(self.llm, "local", False) else None))
 
         async def one(item: JudgeInput) -> JudgeOutcome:
             async with gate:
-                return await self.judge_item(item)
+                outcome = await self.judge_item(item)
+            if self.progress is not None:
+                self.progress.item_done()
+            return outcome
 
         outcomes = await asyncio.gather(*(one(i) for i in items))
         return {item.query_id: out for item, out in zip(items, outcomes)}
@@ -128,8 +231,12 @@ class Judge:
         if self.stopped:
             raise _Failed(self.stopped)
         try:
-            result = await self.llm.structured(self.prompts[name], variables, output,
-                                               stage=name, role="judge")
+            try:
+                result = await self.llm.structured(self.prompts[name], variables, output,
+                                                   stage=name, role="judge")
+            finally:
+                if self.progress is not None:
+                    self.progress.call_done()
         except BudgetExceeded:
             self.stopped = "budget exhausted"
             raise _Failed(self.stopped) from None
@@ -154,30 +261,43 @@ class Judge:
                 return None
 
         qa = {"question": item.question, "answer": item.answer}
-        refusal = await attempt("refusal", self._call("judge_refusal", qa, RefusalVerdict))
+        on = self.aspects
+        check = check_refusal(item.answer, self.prompts_dir)
+        refusal: bool | None = None
+        if "refusal" not in on:
+            pass
+        elif check.decided:
+            refusal = check.is_refusal
+            out.details["refusal"] = {"refusal": refusal, "partial": check.verdict == "partial",
+                                      "decided_by": "code", "reason": _code_reason(check)}
+        else:
+            verdict = await attempt("refusal", self._call("judge_refusal", qa, RefusalVerdict))
+            if verdict is not None:
+                refusal = verdict.refusal
+                out.details["refusal"] = {"refusal": refusal, "partial": False,
+                                          "decided_by": "llm", "reason": verdict.reason}
         if refusal is not None:
-            out.details["refusal"] = {"refusal": refusal.refusal, "reason": refusal.reason}
             key = "wrong_refusal_rate" if item.answerable else "correct_refusal_rate"
-            out.metrics[key] = 1.0 if refusal.refusal else 0.0
-        if not item.answerable:
-            return out
+            out.metrics[key] = 1.0 if refusal else 0.0
 
-        relevancy = await attempt("answer_relevancy",
-                                  self._call("judge_relevancy", qa, Score))
-        if relevancy is not None:
-            out.metrics["answer_relevancy"] = float(relevancy.score)
-            out.details["answer_relevancy"] = relevancy.model_dump()
-        correctness = await attempt("correctness", self._call(
-            "judge_correctness", {**qa, "reference": item.reference}, Score))
-        if correctness is not None:
-            out.metrics["correctness"] = float(correctness.score)
-            out.details["correctness"] = correctness.model_dump()
+        if item.answerable and "answer_relevancy" in on:
+            relevancy = await attempt("answer_relevancy",
+                                      self._call("judge_relevancy", qa, Score))
+            if relevancy is not None:
+                out.metrics["answer_relevancy"] = float(relevancy.score)
+                out.details["answer_relevancy"] = relevancy.model_dump()
+        if item.answerable and "correctness" in on:
+            correctness = await attempt("correctness", self._call(
+                "judge_correctness", {**qa, "reference": item.reference}, Score))
+            if correctness is not None:
+                out.metrics["correctness"] = float(correctness.score)
+                out.details["correctness"] = correctness.model_dump()
 
         contexts = item.contexts[: self.max_contexts]
-        is_refusal = refusal is not None and refusal.refusal
-        if contexts and not is_refusal:
+        # only a pure refusal (found by code) has no claims to check
+        if contexts and not check.is_refusal and "faithfulness" in on:
             await attempt("faithfulness", self._faithfulness(item, contexts, out))
-        if contexts:
+        if contexts and item.answerable and "context_relevance" in on:
             await attempt("context_relevance", self._context_relevance(item, contexts, out))
         return out
 
@@ -231,3 +351,25 @@ class Judge:
 
 def _numbered(texts: Sequence[str]) -> str:
     return "\n\n".join(f"[{n}] {t}" for n, t in enumerate(texts, 1))
+
+
+def _code_reason(check: RefusalCheck) -> str:
+    if check.verdict == "partial":
+        return (f"says part is missing ({check.refusal_clauses[0][:80]!r}) but states claims "
+                f"({check.claim_clauses[0][:80]!r}): not a refusal")
+    if check.verdict == "refusal":
+        first = check.refusal_clauses[0][:80] if check.refusal_clauses else "empty answer"
+        return f"refusal phrase: {first!r}"
+    return f"states claims ({check.claim_clauses[0][:80]!r})"
+
+
+def judge_records(llm: LLM, items: Sequence[JudgeInput], *, prompts_dir: str | None = None,
+                  max_contexts: int = 10, concurrency: int = 4,
+                  progress: JudgeProgress | None = None, metrics: Sequence[str] = ASPECTS,
+                  ) -> tuple[dict[str, JudgeOutcome], Judge]:
+    """Judge plain records outside `golden score` (e.g. answers from production logs): the
+    outcomes by query id, and the `Judge` (its `model`, `prompt_versions()`, `stopped`).
+    `metrics` limits the aspects judged (see `ASPECTS`)."""
+    judge = Judge(llm, prompts_dir=prompts_dir, max_contexts=max_contexts,
+                  concurrency=concurrency, progress=progress, metrics=metrics)
+    return asyncio.run(judge.judge_all(items)), judge

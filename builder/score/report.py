@@ -14,12 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from builder.errors import InputError
+from builder.score.directions import lower_is_better
 
 FORMATS = {".json": "json", ".md": "md", ".markdown": "md", ".html": "html", ".htm": "html"}
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-# Metrics where lower is better (shown as such; the gate still means "value below threshold").
-LOWER_IS_BETTER = {"hallucination_rate", "wrong_refusal_rate"}
 
 
 def visible(text: Any, limit: int | None = None) -> str:
@@ -95,7 +93,31 @@ def write_outputs(texts: Mapping[str, str]) -> None:
 
 
 def render_json(report: Mapping[str, Any]) -> str:
-    return json.dumps(report, indent=2, ensure_ascii=False) + "\n"
+    """JSON with one top-level key per line and one line per query (or item) in the large
+    mappings and lists: readable and diffable, and written by json's C encoder (`indent`
+    makes json fall back to its pure-Python encoder, ~10x slower on 10,000 queries). NaN and
+    infinities are refused (they are not JSON)."""
+    dumps = json.JSONEncoder(ensure_ascii=False, allow_nan=False,
+                             separators=(", ", ": ")).encode
+    out = ["{"]
+    items = list(report.items())
+    for i, (key, value) in enumerate(items):
+        comma = "," if i < len(items) - 1 else ""
+        if isinstance(value, Mapping) and value:
+            inner = list(value.items())
+            out.append(f"  {dumps(key)}: {{")
+            out += [f"    {dumps(k)}: {dumps(v)}{',' if j < len(inner) - 1 else ''}"
+                    for j, (k, v) in enumerate(inner)]
+            out.append(f"  }}{comma}")
+        elif isinstance(value, list) and value:
+            out.append(f"  {dumps(key)}: [")
+            out += [f"    {dumps(v)}{',' if j < len(value) - 1 else ''}"
+                    for j, v in enumerate(value)]
+            out.append(f"  ]{comma}")
+        else:
+            out.append(f"  {dumps(key)}: {dumps(value)}{comma}")
+    out.append("}")
+    return "\n".join(out) + "\n"
 
 
 # ---------------------------------------------------------------- Markdown
@@ -116,7 +138,7 @@ def md_table(header: list[str], rows: list[list[str]]) -> list[str]:
 def breakdown_columns(report: Mapping[str, Any]) -> list[str]:
     """Metrics shown in per-type/difficulty tables: the largest-k retrieval figures + judge."""
     ks = report["options"]["ks"]
-    k = max(ks)
+    k = max(ks) if ks else None
     wanted = [f"hit_rate@{k}", f"recall@{k}", f"ndcg@{k}", "mrr", "map", "correctness",
               "faithfulness", "hallucination_rate", "context_relevance", "wrong_refusal_rate",
               "correct_refusal_rate"]
@@ -152,24 +174,59 @@ def render_markdown(report: Mapping[str, Any]) -> str:
         out += md_table([field, "n", *cols],
                          [[md_cell(name), str(g["n"]), *(fmt(g.get(m)) for m in cols)]
                           for name, g in groups.items()])
+    out += _markdown_misses(report)
     if report["bad_cases"]:
         out += ["## Bad cases (correctness < 4)", ""]
         out += md_table(
-            ["query", "type", "correctness", "faithfulness", "cause", "question", "reason"],
-            [[md_cell(b["query_id"]), md_cell(b["type"]), fmt(b["correctness"]),
-              fmt(b["faithfulness"]), md_cell(b["attribution"]), md_cell(b["question"], 120),
-              md_cell(b["reason"], 160)] for b in report["bad_cases"]],
+            ["question", "type", "correctness", "faithfulness", "cause", "reason"],
+            [[md_cell(query_label(b), 120), md_cell(b["type"]), fmt(b["correctness"]),
+              fmt(b["faithfulness"]), md_cell(b["attribution"]), md_cell(b["reason"], 160)]
+             for b in report["bad_cases"]],
         )
     unscored = report["judge"]["unscored"]
     if unscored:
-        out += [f"## Not scored by the judge ({len(unscored)})", ""]
-        out += md_table(["query", "metric", "reason"],
-                         [[md_cell(u["query_id"]), md_cell(u["metric"]), md_cell(u["reason"], 160)]
-                          for u in unscored])
-    if report["missing_query_ids"]:
-        out += [f"## Not in the run ({len(report['missing_query_ids'])})", "",
-                ", ".join(md_cell(q) for q in report["missing_query_ids"]), ""]
+        items = c.get("judge_unscored_items", len({u["query_id"] for u in unscored}))
+        out += [f"## Not scored by the judge ({items} items, {len(unscored)} metrics)", ""]
+        out += md_table(["question", "metric", "reason"],
+                         [[md_cell(_question_of(report, u["query_id"]), 120), md_cell(u["metric"]),
+                           md_cell(u["reason"], 160)] for u in unscored])
+    missing = report.get("missing_queries") or []
+    if missing:
+        out += [f"## Not in the run ({len(missing)})", ""]
+        out += [f"- {md_cell(query_label(m), 200)}" for m in missing] + [""]
+    unknown = report.get("unknown_run_queries") or []
+    if unknown:
+        out += [f"## Run queries not in the golden file ({c.get('unknown_in_run', len(unknown))},"
+                " ignored)", ""]
+        out += [f"- {md_cell(u['query'], 200)}" for u in unknown] + [""]
     return "\n".join(out)
+
+
+def _question_of(report: Mapping[str, Any], qid: str) -> str:
+    entry = report["per_query"].get(qid) or {}
+    return entry.get("question") or qid
+
+
+def query_label(entry: Mapping[str, Any]) -> str:
+    """How a message names a query: its text when known (a seed-format id is only a hash),
+    else its id."""
+    return entry.get("question") or entry.get("query_id") or ""
+
+
+def _markdown_misses(report: Mapping[str, Any]) -> list[str]:
+    misses = report.get("retrieval_misses") or []
+    if not misses:
+        return []
+    k = report["retrieval_miss_k"]
+    total = report["counts"].get("retrieval_misses", len(misses))
+    shown = f", the worst {len(misses)}" if total > len(misses) else ""
+    out = [f"## Retrieval misses: gold not in the top {k} ({total}{shown})", ""]
+    out += md_table(
+        ["question", "type", "difficulty", f"recall@{k}", "missing gold", "retrieved (top k)"],
+        [[md_cell(query_label(m), 120), md_cell(m["type"]), md_cell(m["difficulty"]),
+          fmt(m[f"recall@{k}"]), md_cell(", ".join(m["missing_ids"]), 160),
+          md_cell(", ".join(m["retrieved_ids"]), 200)] for m in misses])
+    return out
 
 
 # ---------------------------------------------------------------- terminal
@@ -183,17 +240,18 @@ def print_terminal(report: Mapping[str, Any], console=None) -> None:
     console = console or Console(highlight=False)
     summary = report["summary"]
     ks = report["options"]["ks"]
-    table = Table(title="Retrieval", title_justify="left")
-    table.add_column("metric")
-    for k in ks:
-        table.add_column(f"@{k}", justify="right")
-    for fam in ("hit_rate", "mrr", "recall", "precision", "ndcg"):
-        if f"{fam}@{ks[0]}" in summary:
-            table.add_row(fam, *(fmt(summary.get(f"{fam}@{k}")) for k in ks))
-    for name in ("mrr", "map"):
-        if name in summary:
-            table.add_row(f"{name} (uncut)", fmt(summary[name]), *[""] * (len(ks) - 1))
-    console.print(table)
+    if ks:
+        table = Table(title="Retrieval", title_justify="left")
+        table.add_column("metric")
+        for k in ks:
+            table.add_column(f"@{k}", justify="right")
+        for fam in ("hit_rate", "mrr", "recall", "precision", "ndcg"):
+            if f"{fam}@{ks[0]}" in summary:
+                table.add_row(fam, *(fmt(summary.get(f"{fam}@{k}")) for k in ks))
+        for name in ("mrr", "map"):
+            if name in summary:
+                table.add_row(f"{name} (uncut)", fmt(summary[name]), *[""] * (len(ks) - 1))
+        console.print(table)
     judge_rows = [(k, v) for k, v in summary.items()
                   if "@" not in k and k not in ("mrr", "map")]
     if judge_rows:
@@ -201,7 +259,7 @@ def print_terminal(report: Mapping[str, Any], console=None) -> None:
         jt.add_column("metric")
         jt.add_column("mean", justify="right")
         for name, value in judge_rows:
-            jt.add_row(name + (" (lower is better)" if name in LOWER_IS_BETTER else ""),
+            jt.add_row(name + (" (lower is better)" if lower_is_better(name) else ""),
                        fmt(value))
         console.print(jt)
     if report["operations"]:
@@ -222,19 +280,33 @@ def print_terminal(report: Mapping[str, Any], console=None) -> None:
         for name, g in groups.items():
             bt.add_row(Text(visible(name, 30)), str(g["n"]), *(fmt(g.get(m)) for m in cols))
         console.print(bt)
+    misses = report.get("retrieval_misses") or []
+    if misses:
+        k = report["retrieval_miss_k"]
+        total = report["counts"].get("retrieval_misses", len(misses))
+        mt = Table(title=f"Retrieval misses: gold not in the top {k} ({total}, worst 10)",
+                   title_justify="left")
+        for col in ("question", f"recall@{k}", "missing gold", "retrieved"):
+            mt.add_column(col)
+        for m in misses[:10]:
+            mt.add_row(Text(visible(query_label(m), 60)), fmt(m[f"recall@{k}"]),
+                       Text(visible(", ".join(m["missing_ids"]), 30)),
+                       Text(visible(", ".join(m["retrieved_ids"][:3]), 40)))
+        console.print(mt)
     bad = report["bad_cases"]
     if bad:
         bct = Table(title=f"Bad cases ({len(bad)}, worst 10)", title_justify="left")
-        for col in ("query", "correct.", "cause", "question"):
+        for col in ("question", "correct.", "cause"):
             bct.add_column(col)
         for b in bad[:10]:
-            bct.add_row(Text(visible(b["query_id"], 24)), fmt(b["correctness"]),
-                        Text(str(b["attribution"])), Text(visible(b["question"], 70)))
+            bct.add_row(Text(visible(query_label(b), 70)), fmt(b["correctness"]),
+                        Text(str(b["attribution"])))
         console.print(bct)
     c = report["counts"]
     console.print(Text(
         f"{c['retrieval_scored']} queries scored for retrieval, {c['judged']} judged "
-        f"({c['judge_unscored']} judge metrics not scored), {c['missing_from_run']} "
-        "missing from the run."))
+        f"({c.get('judge_unscored_items', 0)} items with {c['judge_unscored']} judge metrics "
+        f"not scored), {c['missing_from_run']} "
+        f"missing from the run, {c.get('unknown_in_run', 0)} run queries not in the golden set."))
     for w in report["warnings"]:
         console.print(Text("warning: " + visible(w), style="yellow"))

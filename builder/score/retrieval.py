@@ -34,6 +34,7 @@ import math
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
+from operator import itemgetter
 
 RETRIEVAL_FAMILIES = ("hit_rate", "mrr", "recall", "precision", "ndcg")
 UNCUT = ("mrr", "map")
@@ -76,6 +77,15 @@ def judged_ranks(retrieved: Sequence[str] | Mapping[str, float],
         retrieved = list(retrieved)
     index = retrieved.index
     return sorted([(index(d), judged[d]) for d in judged.keys() & set(retrieved)])
+
+
+def ranked_ids(retrieved: Sequence[str] | Mapping[str, float], k: int) -> list[str]:
+    """The first `k` documents of a ranking, as trec_eval orders a scored one (score
+    descending, ties by docno descending)."""
+    if isinstance(retrieved, Mapping):
+        return [d for d, _ in sorted(retrieved.items(), key=lambda kv: (kv[1], kv[0]),
+                                     reverse=True)[:k]]
+    return list(retrieved[:k])
 
 
 def _ranks_by_score(scores: Mapping[str, float], judged: Mapping[str, int]
@@ -176,14 +186,35 @@ def evaluate(
     return out
 
 
+_NUMBER_TYPES = {float, int}
+
+
 def mean_metrics(per_query: Iterable[Mapping[str, float]]) -> dict[str, float]:
-    """Mean of each metric over the queries that have it (keys in first-seen order)."""
+    """Mean of each metric over the queries that have it (keys in first-seen order); values
+    that are not numbers (None, booleans, text) are skipped.
+
+    Queries are grouped by their set of metric names (retrieval-only, retrieval + judge, ...:
+    a handful of shapes), and each name is summed down its group by `sum(map(itemgetter))`
+    rather than a Python loop over every (query, metric) pair."""
+    shapes: dict[tuple[str, ...], list[Mapping[str, float]]] = {}
+    for metrics in per_query:
+        key = tuple(metrics)
+        rows = shapes.get(key)
+        if rows is None:
+            shapes[key] = [metrics]
+        else:
+            rows.append(metrics)
     sums: dict[str, float] = {}
     counts: dict[str, int] = {}
-    for metrics in per_query:
-        for name, value in metrics.items():
-            if value is None or isinstance(value, bool) or not isinstance(value, (int, float)):
-                continue
-            sums[name] = sums.get(name, 0.0) + value
-            counts[name] = counts.get(name, 0) + 1
-    return {name: sums[name] / counts[name] for name in sums}
+    for names, rows in shapes.items():
+        for name in names:
+            values = list(map(itemgetter(name), rows))
+            if not set(map(type, values)) <= _NUMBER_TYPES:
+                values = [v for v in values if isinstance(v, (int, float))
+                          and not isinstance(v, bool)]
+                if not values:
+                    continue
+            sums[name] = sums.get(name, 0.0) + sum(values)
+            counts[name] = counts.get(name, 0) + len(values)
+    order = {name: None for names in shapes for name in names}
+    return {name: sums[name] / counts[name] for name in order if name in sums}

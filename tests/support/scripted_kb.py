@@ -189,6 +189,9 @@ def ideal(name: str, v, role: str):
                               "Can I trade in used gear for a Northwind refund?",
                               "Are dogs allowed at trail club events?",
                               "Do you have job openings at Northwind?"]}
+    if name == "evolve_unanswerable_near":  # one detail changed: a word the KB never uses
+        stated = re.findall(r"^- (.*)$", v["statements"], re.M)
+        return {"questions": [f"Is that also true in Antarctica: {s.rstrip('.')}?" for s in stated[:2]]}
     if name == "evolve_ambiguous":
         return {"question": f"How much does the {v['term']} cost?",
                 "answer": f"It depends: {v['fact_a']} {v['fact_b']}"}
