@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
+from contextvars import ContextVar
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -24,6 +25,7 @@ from builder.store.db import Store
 from builder.generate.models import GenerateOptions
 
 T = TypeVar("T")
+_IN_UNIT: ContextVar[bool] = ContextVar("in_unit", default=False)  # set inside run_units' tasks
 
 PROMPT_NAMES = (
     "facts", "questions", "evolve_reasoning", "evolve_multi_hop", "evolve_comparative",
@@ -75,10 +77,15 @@ class RunContext:
 
     async def call(self, name: str, variables: dict[str, Any], output: type,
                    *, role: str = "generator") -> LLMResult:
-        """One structured call through the LLM protocol, counted per stage."""
+        """One structured call through the LLM protocol, counted per stage.
+
+        With `--batch`, a call made outside a step's units whose request was staged ends the
+        pass here: the code after it would decide on a reply that is not there yet."""
         self.calls[name] += 1
         result = await self.llm.structured(self.prompts[name], variables, output, stage=name,
                                            role=role)
+        if result.status == "deferred" and not _IN_UNIT.get():
+            stop_if_deferred(self.llm)
         if not result.ok:
             self.failures[name] += 1
         return result
@@ -99,6 +106,7 @@ async def run_units(ctx: RunContext, label: str, items: Iterable[T],
     limit = asyncio.Semaphore(ctx.options.concurrency)
 
     async def one(item: T) -> None:
+        _IN_UNIT.set(True)  # this task's own context: a deferred call ends the unit, not the pass
         async with limit:
             await work(item)
         if ctx.progress is not None:
