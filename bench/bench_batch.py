@@ -11,15 +11,19 @@ On a generated knowledge base of 20,000 chunks (pre-chunked JSONL, ingested once
 (b) import: vLLM-shaped results for all of them (a valid reply per line, written before the
     timer starts), `golden batch import`ed: lines/s and peak RSS, same targets' RSS.
 (c) the same pass again, every reply now cached: it stages nothing and completes.
-(d) rounds: `golden generate --n 2000 --batch DIR` on the same knowledge base, the scripted
-    sentence model of bench_generate.py answering each round's files through the stub's batch
-    runner, until the job finishes: staging rounds, requests per round, seconds per pass (a
+(d) rounds: `golden generate --n 2000 --batch DIR` on the same knowledge base, a scripted
+    model (`pure_model`) answering each round's files through the stub's batch runner, until
+    the job finishes: staging rounds, requests per round, seconds per pass (a
     pass replays the job from the cache, so later passes take longer; it holds the
-    database's write lock that long).
+    database's write lock that long). `--rounds-chunks N` runs (d) on a knowledge base of N
+    chunks instead: a pass replays the job, chunk selection included, and chunk selection
+    (`generate.plan.select_chunks`: one FTS5 neighbour query per selected chunk, ~0.35 s each
+    on 20,000 of these chunks on the shared machine) costs minutes per generation round there.
 
 Each phase runs in its own process (peak RSS is that process's ru_maxrss).
 
-    python bench/bench_batch.py [--chunks 20000] [--requests 100000] [--n 2000] [--skip-rounds]
+    python bench/bench_batch.py [--chunks 20000] [--requests 100000] [--n 2000] [--rounds-chunks N]
+                                [--skip-rounds]
 """
 
 from __future__ import annotations
@@ -84,6 +88,29 @@ def build_kb(db: Path, chunks: int) -> None:
 
 
 # ------------------------------------------------------------------------ phases (children)
+
+def pure_model(name: str, v, role: str):
+    """bench_generate's sentence model, except that round-trip answers are a pure function of
+    the request (the tests' ideal model remembers the answer of each question it wrote, and
+    two items with one question text then get the answer of whichever was written last: an
+    order the live run and the batched run need not share). Answers with the cloze's fill
+    when there is one, else with the passage sentence sharing most words with the question."""
+    from bench.bench_generate import sentence_model
+    from tests.support.scripted_kb import _cloze_fill, _passage_texts
+
+    if name != "roundtrip":
+        return sentence_model(name, v, role)
+    texts = _passage_texts(v["passages"])
+    if (fill := _cloze_fill(v["question"], "\n".join(texts))) is not None:
+        return {"passage": next((i for i, t in enumerate(texts, 1) if fill in t), 1),
+                "answer": fill}
+    asked = set(v["question"].lower().split())
+    best = max(((len(asked & set(sent.lower().split())), -i, sent)
+                for i, t in enumerate(texts, 1) for sent in t.split(". ")), default=None)
+    if best is None or best[0] < 3:
+        return {"passage": 0, "answer": ""}
+    return {"passage": -best[1], "answer": best[2].strip()}
+
 
 def _settings(batch_dir: Path):
     from builder.llm.settings import LLMSettings
@@ -177,12 +204,11 @@ def phase_import(db: Path, batch_dir: Path) -> dict:
 def phase_rounds(db: Path, batch_dir: Path, n: int) -> dict:
     from click.testing import CliRunner
 
-    from bench.bench_generate import sentence_model
     from builder.cli import golden
     from tests.stub_endpoint import StubEndpoint
     from tests.support.batch_engine import new_request_files, run_file
 
-    stub = StubEndpoint(respond=lambda name, v: sentence_model(name, v, "generator"))
+    stub = StubEndpoint(respond=lambda name, v: pure_model(name, v, "generator"))
     runner = CliRunner()
     args = ["--db", str(db), "generate", "--n", str(n), "--base-url", "https://api.openai.com/v1",
             "--model", "gpt-4o-mini", "--batch", str(batch_dir)]
@@ -214,14 +240,13 @@ def phase_rounds(db: Path, batch_dir: Path, n: int) -> dict:
 def phase_live(db: Path, n: int) -> dict:
     """The reference for (d): the same job live, the same scripted model answering in-process
     (tests/fakes.py), on a copy of the same knowledge base."""
-    from bench.bench_generate import sentence_model
     from builder.generate.models import GenerateOptions
     from builder.generate.runner import run_generate
     from builder.store import Store
     from tests.fakes import ScriptedLLM
 
     store = Store(db)
-    llm = ScriptedLLM(sentence_model, model="gpt-4o-mini")
+    llm = ScriptedLLM(pure_model, model="gpt-4o-mini")
     t0 = time.perf_counter()
     summary = run_generate(store, llm, GenerateOptions(n=n, facts="llm"))
     wall = time.perf_counter() - t0
@@ -253,6 +278,8 @@ def main() -> None:
     ap.add_argument("--chunks", type=int, default=20_000)
     ap.add_argument("--requests", type=int, default=100_000)
     ap.add_argument("--n", type=int, default=2000)
+    ap.add_argument("--rounds-chunks", type=int, default=None,
+                    help="knowledge base size for (d) and its live reference [--chunks]")
     ap.add_argument("--skip-rounds", action="store_true")
     ap.add_argument("--phase", default=None)
     ap.add_argument("--db")
@@ -274,8 +301,14 @@ def main() -> None:
     build_kb(db, a.chunks)
     print(f"knowledge base: {a.chunks} chunks ingested in {time.perf_counter() - t0:.1f} s ({tmp})")
     kb_copy, kb_live = tmp / "kb-clean.db", tmp / "kb-live.db"
-    shutil.copy(db, kb_copy)
-    shutil.copy(db, kb_live)
+    rounds_chunks = a.rounds_chunks or a.chunks
+    if rounds_chunks == a.chunks:
+        shutil.copy(db, kb_copy)
+    else:
+        (tmp / "rounds-kb").mkdir()
+        build_kb(tmp / "rounds-kb" / "kb.db", rounds_chunks)
+        shutil.copy(tmp / "rounds-kb" / "kb.db", kb_copy)
+    shutil.copy(kb_copy, kb_live)
 
     jobs = tmp / "jobs"
     common = ["--db", str(db), "--dir", str(jobs), "--requests", str(a.requests)]
@@ -298,7 +331,7 @@ def main() -> None:
     r = child("rounds", "--db", str(kb_copy), "--dir", str(tmp / "rounds"), "--n", str(a.n))
     live = child("live", "--db", str(kb_live), "--dir", str(tmp), "--n", str(a.n))
     total = sum(r["pass_s"])
-    print(f"(d) generate --n {a.n} --batch: {r['rounds']} staging rounds ({r['passes']} passes), "
+    print(f"(d) generate --n {a.n} --batch on {rounds_chunks} chunks: {r['rounds']} staging rounds ({r['passes']} passes), "
           f"{sum(r['per_round'])} requests, per round {r['per_round']}")
     print(f"    seconds per pass {[round(x, 1) for x in r['pass_s']]} (max {max(r['pass_s']):.1f}: "
           f"the longest write-lock hold), imports {r['import_s']:.1f} s, peak RSS "
