@@ -43,7 +43,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from builder.score.calibrate import cohen_kappa  # noqa: E402
+from builder.review.agreement import cohen_kappa  # noqa: E402
 from builder.score.judge import JudgeInput, JudgeProgress, judge_records  # noqa: E402
 
 FALLBACK = re.compile(r"unable to answer based on (the )?given passages", re.IGNORECASE)

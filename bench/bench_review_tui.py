@@ -195,8 +195,11 @@ def main() -> None:
         with Store(db) as s:  # a reused file: start from an unreviewed queue
             with s.write():
                 s.conn.execute("DELETE FROM review_log WHERE annotator <> 'setup'")
+                s.conn.execute("DELETE FROM review_votes")
+                s.conn.execute("DELETE FROM review_leases")
                 s.conn.execute("UPDATE candidates SET status = 'pending', reviewer = NULL,"
-                               " reviewed_at = NULL WHERE status <> 'pending'")
+                               " reviewed_at = NULL, votes = 0, conflict = 0,"
+                               " adjudicated_by = NULL WHERE status <> 'pending' OR votes > 0")
     print(f"cpus: {os.cpu_count()}  load: {os.getloadavg()[0]:.1f}")
     bare = asyncio.run(bench_bare_app())
     ours = asyncio.run(bench_review(db, args.rounds))

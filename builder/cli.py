@@ -28,12 +28,14 @@ COMMANDS: dict[str, str] = {
     "stats": "builder.stats:stats",
     "generate": "builder.generate.commands:generate",
     "review": "review_tui.commands:review",
+    "review-stats": "builder.review.commands:review_stats",
     "export": "builder.export.commands:export",
     "score": "builder.score.commands:score",
     "compare": "builder.score.commands:compare",
     "calibrate": "builder.score.commands:calibrate",
     "baseline-run": "builder.score.commands:baseline_run",
     "batch": "builder.llm.batch.commands:batch",
+    "logs": "builder.logs.commands:logs",
     "demo": "builder.demo:demo",
 }
 

@@ -32,18 +32,20 @@ def _visible(value: object) -> str:
 def stats(obj: CliContext, top: int) -> None:
     """Show what the database holds: documents, chunks and tokens; facts; candidates by verdict
     and review status; LLM calls by status with the most frequent errors; requests staged for
-    batch engines (--batch) by status."""
+    batch engines (--batch) by status; production logs."""
     from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
     from builder.store.documents import document_summaries
+    from builder.store.logs import log_summary
     from builder.store.stats import pipeline_counts
 
     store = obj.open_store()
     try:
         docs = document_summaries(store)
         counts = pipeline_counts(store)
+        logs = log_summary(store)
     finally:
         store.close()
     console = Console(highlight=False, soft_wrap=False)
@@ -79,6 +81,11 @@ def stats(obj: CliContext, top: int) -> None:
     console.print(counts_line("llm calls by status", counts["llm_calls_by_status"]))
     if counts["batch_requests_by_status"]:
         console.print(counts_line("batch requests by status", counts["batch_requests_by_status"]))
+    if logs["records"]:
+        console.print(Text(
+            f"production logs: {logs['records']} records from {logs['first'][:10]} to "
+            f"{logs['last'][:10]}; {logs['flagged']} flagged by feedback, {logs['thumbs_up']} "
+            f"thumbs up; {logs['evaluated']} evaluated; {logs['promoted']} promoted or linked"))
     if counts["llm_top_errors"]:
         errors = Table(title=Text("Most frequent LLM errors"))
         errors.add_column(Text("calls"), justify="right")

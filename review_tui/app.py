@@ -1,18 +1,33 @@
 """`ReviewApp`: the Textual application behind `golden review`.
 
-Owns the UI thread's `Store` (reads) and the single `DecisionWriter` thread (writes), applies
-the keymap, and opens the review screen or, with `calibrate=True`, the calibration screen.
-On exit the writer's queue is finished before the app returns: no decision is lost.
+Owns the UI thread's `Store` (reads), the single `DecisionWriter` thread (writes) and the
+session id its leases are taken under; applies the keymap and the overlap setting, and opens
+the review screen or, with `calibrate=True`, the calibration screen.
+
+On exit (q, SIGTERM, SIGHUP) the app leaves through Textual's own shutdown, which restores the
+terminal (alternate screen, mouse reporting, cursor); the session's leases are released and
+the writer's queue finished before the app returns: no decision is lost, and one that could
+not be written is listed by `unsaved()`.
 """
 
 from __future__ import annotations
 
+import asyncio
+import signal
+import uuid
+
 from textual.app import App
 
 from builder.store import Store
+from builder.store.review_leases import release_session
+from builder.store.review_log import set_overlap
+from builder.store.review_overlap import Overlap, get_overlap
+from review_tui.safe_text import visible
 from review_tui.screens.calibrate import CalibrationScreen
 from review_tui.screens.review import ReviewScreen
 from review_tui.writer import DecisionWriter
+
+EXIT_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 
 
 class ReviewApp(App):
@@ -21,27 +36,65 @@ class ReviewApp(App):
     ENABLE_COMMAND_PALETTE = False  # ctrl+p is "previous" here
 
     def __init__(self, db_path: str, annotator: str, *, keymap: dict[str, str] | None = None,
-                 calibrate: bool = False, run_id: str | None = None):
+                 calibrate: bool = False, run_id: str | None = None,
+                 overlap: Overlap | None = None):
         super().__init__()
         self.db_path = str(db_path)
         self.annotator = annotator
+        self.session = uuid.uuid4().hex
+        """This process's lease owner id (builder/store/review_leases.py)."""
         self.keymap = dict(keymap or {})
         """Binding id -> keys, as loaded from the config (shown in help)."""
         self.calibrate = calibrate
         self.run_id = run_id
-        self.store = Store(self.db_path)  # migrates (adds the review indexes) once, here
-        self.writer = DecisionWriter(self.db_path)
+        self.store = Store(self.db_path)  # migrates (adds the review tables) once, here
+        if overlap is not None and overlap != get_overlap(self.store.conn):
+            set_overlap(self.store, overlap)
+        self.writer = DecisionWriter(self.db_path, on_retry=self._write_retrying)
         if self.keymap:
             self.set_keymap(self.keymap)
 
     def on_mount(self) -> None:
+        loop = asyncio.get_running_loop()
+        for sig in EXIT_SIGNALS:
+            try:
+                loop.add_signal_handler(sig, self._exit_on_signal, sig)
+            except (NotImplementedError, RuntimeError, ValueError):  # not the main thread
+                pass
         if self.calibrate:
             self.push_screen(CalibrationScreen(self.store, self.annotator, self.writer,
                                                self.run_id))
         else:
             self.push_screen(ReviewScreen(self.store, self.db_path, self.annotator,
-                                          self.writer))
+                                          self.writer, self.session))
+
+    def _exit_on_signal(self, sig: int) -> None:
+        """SIGTERM / SIGHUP: leave like `q` does, so the terminal is restored and every
+        decision already made is written."""
+        self.exit(return_code=128 + sig)
+
+    def _write_retrying(self, label: str, error: BaseException, attempt: int) -> None:
+        """From the writer thread: a write failed and will be retried; say which item."""
+        message = (f"{visible(label, multiline=False)}: {visible(str(error), multiline=False)}"
+                   f" — kept, retrying (attempt {attempt + 1}); nothing is lost")
+        try:
+            self.call_from_thread(self.notify, message, title="Not saved yet",
+                                  severity="warning", markup=False)
+        except RuntimeError:  # the app has stopped: the message goes to `unsaved()`
+            pass
+
+    def unsaved(self) -> list[str]:
+        """Decisions that could not be written before the app gave up on exit."""
+        return self.writer.unsaved()
 
     def on_unmount(self) -> None:
+        loop = asyncio.get_running_loop()
+        for sig in EXIT_SIGNALS:
+            try:
+                loop.remove_signal_handler(sig)
+            except (NotImplementedError, RuntimeError, ValueError):
+                pass
+        if not self.calibrate:
+            self.writer.submit(release_session, self.session, label="release leases")
         self.writer.close()
         self.store.close()

@@ -1,14 +1,17 @@
-"""`golden review`: open the review UI (or judge calibration) on the database."""
+"""`golden review`: open the review UI (or judge calibration) on the database; its subcommands
+`export-log` and `import-log` move decisions between copies of a database."""
 
 from __future__ import annotations
 
 import getpass
 import os
+import sys
 from pathlib import Path
 
 import click
 
-from builder.errors import InputError
+from builder.errors import InputError, JobError
+from builder.review.commands import export_log, import_log
 
 
 def default_annotator() -> str:
@@ -18,30 +21,46 @@ def default_annotator() -> str:
         return "annotator"
 
 
-@click.command()
+@click.group(invoke_without_command=True)
 @click.option("--annotator", default=None,
               help="Name recorded with each decision [default: $USER].")
 @click.option("--keymap", "keymap_file", type=click.Path(dir_okay=False), default=None,
               help="TOML file with [review.keys] (binding id = key); default: golden.toml.")
+@click.option("--overlap", type=click.IntRange(1, 20), default=None,
+              help="Route a share of the items to this many annotators, for agreement "
+                   "(stored in the database for every session; 1 turns it off).")
+@click.option("--overlap-share", type=click.FloatRange(0.0, 1.0), default=None,
+              help="The share of items --overlap applies to [default: 0.1].")
 @click.option("--calibrate", is_flag=True, help="Score judged answers 1-5 (judge calibration).")
 @click.option("--run", "run_id", default=None, help="With --calibrate: only this scored run.")
-@click.pass_obj
-def review(obj, annotator: str | None, keymap_file: str | None, calibrate: bool,
+@click.pass_context
+def review(ctx: click.Context, annotator: str | None, keymap_file: str | None,
+           overlap: int | None, overlap_share: float | None, calibrate: bool,
            run_id: str | None) -> None:
     """Review generated candidates: accept, reject with a reason, edit, tag, undo.
 
     Every decision is saved at once; quit any time and run it again to carry on. Several
-    annotators can review the same database at the same time (--annotator NAME).
+    annotators can review one database at once (--annotator NAME): each is offered items
+    no one else holds. With --overlap 2 a share of the items goes to two annotators;
+    where they disagree the item waits in the adjudication queue (key c).
 
     \b
     Keys: a accept · r reject · s skip · e edit · t tag · u undo · n/p next/prev
-          / search · f filter · o sort · A/R/T bulk · ? help · q quit
+          v evidence · K search the knowledge base · / search · f filter · o sort
+          c conflicts (adjudication) · A/R/T bulk · S agreement · ? help · q quit
+    \b
+    Subcommands: golden review export-log FILE · golden review import-log FILE
     """
+    if ctx.invoked_subcommand is not None:
+        return
+    from builder.review.settings import overlap_setting
+    from builder.store import Store
+    from builder.store.runs import require_run
     from review_tui.keymap import load_keymap
 
     if run_id is not None and not calibrate:
         raise InputError("--run only applies with --calibrate")
-    db_path = obj.db_path
+    db_path = ctx.obj.db_path
     if not Path(db_path).is_file():
         raise InputError("no database here; run `golden ingest` and `golden generate` first",
                          path=db_path)
@@ -49,7 +68,25 @@ def review(obj, annotator: str | None, keymap_file: str | None, calibrate: bool,
     if not annotator or not annotator.isprintable():
         raise InputError(f"bad annotator name {annotator!r}")
     keymap = load_keymap(keymap_file)
+    wanted_overlap = overlap_setting(overlap, overlap_share)
+    if calibrate:
+        with Store(db_path) as store:
+            run_id = require_run(store, run_id)["id"]
 
     from review_tui.app import ReviewApp
 
-    ReviewApp(db_path, annotator, keymap=keymap, calibrate=calibrate, run_id=run_id).run()
+    app = ReviewApp(db_path, annotator, keymap=keymap, calibrate=calibrate, run_id=run_id,
+                    overlap=wanted_overlap)
+    app.run()
+    unsaved = app.unsaved()
+    if unsaved:
+        for line in unsaved:
+            click.echo(f"golden: not saved: {line}", err=True)
+        raise JobError(f"{len(unsaved)} decision(s) could not be saved (see above); the "
+                       f"database stayed unavailable", path=db_path)
+    if app.return_code:
+        sys.exit(app.return_code)
+
+
+review.add_command(export_log)
+review.add_command(import_log)

@@ -33,13 +33,17 @@ def binding_ids() -> dict[str, str]:
     from review_tui.screens.calibrate import CalibrationScreen
     from review_tui.screens.edit import EditScreen
     from review_tui.screens.help import HelpScreen
-    from review_tui.screens.modals import ConfirmScreen, FilterScreen, RejectScreen, TagScreen
+    from review_tui.screens.kb_search import KBSearchScreen
+    from review_tui.screens.modals import (BulkConfirmScreen, FilterScreen, RejectScreen,
+                                           StatsScreen, TagScreen)
     from review_tui.screens.review import ReviewScreen
     from review_tui.widgets.candidate_list import CandidateList
+    from review_tui.widgets.chunk_search import ChunkSearch
 
     ids: dict[str, str] = {}
     for cls in (ReviewScreen, CandidateList, EditScreen, RejectScreen, TagScreen, FilterScreen,
-                ConfirmScreen, HelpScreen, CalibrationScreen):
+                BulkConfirmScreen, StatsScreen, HelpScreen, CalibrationScreen, KBSearchScreen,
+                ChunkSearch):
         for b in cls.BINDINGS:
             if getattr(b, "id", None):
                 ids[b.id] = b.key

@@ -371,8 +371,8 @@ def test_versions_of_one_document_are_not_ambiguous_or_comparative():
                 "evidence": text, "entities": [entity], "dates": [], "language": "en",
                 "title": "Returns Policy > Store credit"}
 
-    old = fact("o", "returns-2023.md", "Store credit covers the Basic price of the last 60 days.", "Basic")
-    new = fact("n", "returns.md", "Store credit covers the Gold price of the last 90 days.", "Gold")
+    old = fact("o", "returns-2023.md", "Basic members get store credit covering the last 60 days.", "Basic")
+    new = fact("n", "returns.md", "Gold members get store credit covering the last 90 days.", "Gold")
     assert pick_ambiguous(annotate([dict(old), dict(new)], {})) == []  # one policy, two dates
     other = dict(new, title="Membership > Store credit")
     assert len(pick_ambiguous(annotate([dict(old), other], {}))) == 1

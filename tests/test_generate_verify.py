@@ -132,3 +132,49 @@ def test_masking_hides_every_occurrence_of_the_answer():
 
     chunk = {"id": "c", "text": "Express costs $15. Express shipping: $15 flat, or $6 standard."}
     assert masked(chunk, "$15")["text"] == f"Express costs {MASK}. Express shipping: {MASK} flat, or $6 standard."
+
+
+def _subject(ctype, question, answer, names, evidences):
+    from builder.generate.checks import Subject
+
+    facts = [{"id": f"f{i}", "chunk_id": "c", "text": ev, "evidence": ev, "entities": [name]}
+             for i, (name, ev) in enumerate(zip(names, evidences))]
+    return Subject(None, {"type": ctype, "question": question, "answer": answer}, facts, {})
+
+
+def test_a_comparison_names_both_sides_or_neither():
+    from builder.generate.checks import names_both_sides
+
+    ev = ["The Plus plan keeps notes for 12 months.", "The Standard plan keeps notes for 1 month."]
+    names = ["Plus plan", "Standard plan"]
+    answer = "The Plus plan: 12 months against 1 month for the Standard plan."
+    assert names_both_sides(_subject("comparative", "Which plan keeps notes longer?", answer,
+                                     names, ev))[0]
+    assert names_both_sides(_subject("comparative", "Does the Plus plan keep notes longer than "
+                                     "the Standard plan?", answer, names, ev))[0]
+    ok, why = names_both_sides(_subject("comparative", "How long does the Plus plan keep notes?",
+                                        answer, names, ev))
+    assert not ok and "only" in why
+
+
+def test_an_ambiguous_question_asking_for_each_reading_is_a_comparison():
+    from builder.generate.checks import question_underspecified
+
+    ev = ["The Plus plan keeps notes for 12 months.", "The Standard plan keeps notes for 1 month."]
+    names = ["Plus plan", "Standard plan"]
+    assert question_underspecified(_subject("ambiguous", "How long does a plan keep notes?", "x",
+                                            names, ev))[0]
+    assert not question_underspecified(_subject("ambiguous", "How long does each plan keep "
+                                                "notes?", "x", names, ev))[0]
+
+
+def test_a_comparison_asking_for_a_difference_opens_with_the_difference():
+    from builder.generate.checks import states_both_values
+
+    ev = ["Maternity Leave lasts up to 52 weeks.", "Adoption Leave lasts up to 21 weeks."]
+    names = ["Maternity Leave", "Adoption Leave"]
+    q = "How much longer is Maternity Leave than Adoption Leave?"
+    assert not states_both_values(_subject("comparative", q, "52 weeks: Maternity Leave lasts "
+                                           "52 weeks and Adoption Leave 21.", names, ev))[0]
+    assert states_both_values(_subject("comparative", q, "31 weeks longer: 52 weeks against 21.",
+                                       names, ev))[0]

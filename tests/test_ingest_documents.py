@@ -392,7 +392,7 @@ def test_offsets_hold_on_every_extracted_format(tmp_path, golden_cli, mixed_kb):
 
 def test_the_reviewer_sees_the_pages_a_source_chunk_comes_from(golden_cli, tmp_path):
     from builder.store.review_queue import get_candidate
-    from review_tui.widgets.detail import render_candidate
+    from review_tui.widgets.detail import render_sources
     from tests.support.rows import add_candidates
 
     kb = tmp_path / "kb"
@@ -405,7 +405,7 @@ def test_the_reviewer_sees_the_pages_a_source_chunk_comes_from(golden_cli, tmp_p
         on_3 = next(c["id"] for c in chunks if c["metadata"]["pages"] == [3])
         spanning = next(c["id"] for c in chunks if c["metadata"]["pages"] == [1, 2])
         add_candidates(store, 2, chunk_ids=[on_3, spanning])
-        shown = {cid: render_candidate(get_candidate(store, cid)).plain
+        shown = {cid: render_sources(get_candidate(store, cid)).plain
                  for cid in ("c000000", "c000001")}
     assert "Staff Handbook › 2. Gift Cards · p. 3" in shown["c000000"]
     assert "· pp. 1-2" in shown["c000001"]

@@ -3,6 +3,8 @@ a real llama.cpp server answering structured calls through the openai SDK."""
 
 from __future__ import annotations
 
+from typing import Literal
+
 import dataclasses
 import hashlib
 import os
@@ -162,7 +164,7 @@ async def test_dry_run_without_base_url_starts_nothing(tmp_path, monkeypatch):
             open_llm(store, LLMSettings(dry_run=True), job="t", progress=boom) as llm:
         result = await llm.structured(PROMPT, {"city": "Paris"}, Capital)
         assert result.status == "dry_run"
-        assert llm.model_for("judge") == "local:qwen2.5-coder-0.5b-instruct-q4_k_m"
+        assert llm.model_for("judge") == "local:qwen2.5-coder-1.5b-instruct-q4_k_m"
         assert llm.summary()["cost_usd"] == 0
 
 
@@ -172,6 +174,10 @@ async def test_dry_run_without_base_url_starts_nothing(tmp_path, monkeypatch):
 def smollm2_path():
     pytest.importorskip("llama_cpp")
     return ensure_model(REGISTRY["smollm2-135m"], progress=lambda m: print(m, file=sys.stderr))
+
+
+class Choice(BaseModel):
+    country: Literal["France", "Italy"]
 
 
 @pytest.mark.integration
@@ -191,13 +197,14 @@ def test_real_local_server_end_to_end(tmp_path, smollm2_path):
             assert isinstance(result.value.country, str)
             assert result.model == "local:smollm2-135m-instruct-q4_1"
 
-            # the standard openai SDK helper works against the adapter, too
+            # the standard openai SDK helper works against the adapter, too (an enum, so the
+            # grammar, not the 135M model's knowledge, decides that the reply parses)
             sdk = openai.OpenAI(base_url=url, api_key="unused", max_retries=0)
             parsed = sdk.chat.completions.parse(
-                model="local:smollm2-135m-instruct-q4_1", response_format=Capital,
+                model="local:smollm2-135m-instruct-q4_1", response_format=Choice,
                 messages=[{"role": "user", "content": "Paris is the capital of which country?"}],
                 max_tokens=64, temperature=0)
-            assert isinstance(parsed.choices[0].message.parsed, Capital)
+            assert parsed.choices[0].message.parsed.country in ("France", "Italy")
             server_pid = llm.local_server.pid
         assert any("starting the local model server" in line for line in lines)
         assert any("ready in" in line for line in lines)
@@ -308,3 +315,18 @@ def test_lazy_grammar_sampling_still_yields_schema_valid_json(smollm2_path):
     assert greedy["message"]["content"] == stock["message"]["content"]
     if warm["finish_reason"] == "stop":  # the 135M model may ramble until max_tokens
         Items.model_validate_json(warm["message"]["content"])
+
+
+def test_json_grammar_strings_exclude_control_characters():
+    """llama-cpp-python's JSON grammar lets a raw newline into a string; golden's server
+    tightens the character rule the way llama.cpp's own converter writes it."""
+    llama_grammar = pytest.importorskip("llama_cpp.llama_grammar")
+    from builder.llm.llama_server import strict_strings
+
+    grammar = llama_grammar.LlamaGrammar.from_json_schema(
+        '{"type": "object", "properties": {"country": {"type": "string"}}}')
+    assert 'char ::= [^"\\\\] ' in grammar._grammar
+    strict_strings(grammar)
+    assert 'char ::= [^"\\\\\\x7F\\x00-\\x1F] ' in grammar._grammar
+    strict_strings(grammar)  # idempotent
+    assert grammar._grammar.count("\\x00-\\x1F") == 1

@@ -10,7 +10,7 @@ from dataclasses import replace
 import pytest
 
 from builder.store import Store
-from builder.store import calibration, review_log, review_queue
+from builder.store import calibration, review_leases, review_log, review_queue
 from builder.errors import ReviewError
 from builder.store.review_queue import CandidateFilter
 from tests.support.rows import add_candidates, add_documents
@@ -108,13 +108,21 @@ def test_undo_per_annotator_one_by_one(store):
     assert len(undos) == 3 and all(r["undoes"] for r in undos)
 
 
-def test_undo_does_not_overwrite_a_later_decision_by_someone_else(store):
+def test_undo_withdraws_only_my_vote_and_never_overwrites_a_later_edit(store):
     add_candidates(store, 1)
     review_log.record_decision(store, "c000000", "ann", "accept")
     review_log.record_decision(store, "c000000", "bob", "reject", reason="wrong_answer")
+    assert (cand(store, "c000000")["status"], cand(store, "c000000")["conflict"]) == (
+        "pending", 1)  # they disagree: adjudication, not "last writer wins"
+    result = review_log.undo_last(store, "ann")
+    assert result.restored == 1 and result.conflicts == 0
+    c = cand(store, "c000000")
+    assert (c["status"], c["reviewer"], c["conflict"]) == ("rejected", "bob", 0)
+    review_log.record_decision(store, "c000000", "ann", "edit", edits={"answer": "Mine"})
+    review_log.record_decision(store, "c000000", "bob", "edit", edits={"answer": "Bob's"})
     result = review_log.undo_last(store, "ann")
     assert result.conflicts == 1 and result.restored == 0
-    assert cand(store, "c000000")["status"] == "rejected"
+    assert cand(store, "c000000")["edit_answer"] == "Bob's"
     assert review_log.undo_last(store, "ann") is None  # the conflicting row counts as handled
 
 
@@ -124,7 +132,7 @@ def test_bulk_over_filter_and_undo_as_one_step(store):
     batch, n = review_log.bulk_decide(store, f, "ann", "accept", chunk=2)
     assert n == review_queue.count_candidates(store, replace(f, status="accepted")) == 3
     assert {r["batch_id"] for r in log(store)} == {batch}
-    review_log.bulk_decide(store, CandidateFilter(), "ann", "tag", tag="batch1")
+    review_log.bulk_decide(store, CandidateFilter(), "ann", "tag", tag="batch1", overwrite=True)
     assert review_queue.count_candidates(store, CandidateFilter(tag="batch1")) == 12
     assert review_log.undo_last(store, "ann").restored == 12
     assert review_queue.count_candidates(store, CandidateFilter(tag="batch1")) == 0
@@ -173,15 +181,18 @@ def test_keyset_pages_match_offset_pages_for_every_sort(store, sort):
     assert review_queue.position_of(store, f, full[123]) == 123
 
 
-def test_next_pending_skips_decided_and_in_flight_and_wraps(store):
+def test_claim_next_skips_decided_and_kept_wraps_and_brings_skips_back_last(store):
     add_candidates(store, 5)
     f = CandidateFilter(sort="oldest")
     rows = review_queue.page_candidates(store, f, 0, 5)
+    review_log.record_decision(store, "c000001", "ann", "accept")
     review_log.record_decision(store, "c000003", "ann", "skip")
-    assert review_queue.next_pending(store, f, rows[2]["sort_key"]) == "c000004"
-    assert review_queue.next_pending(store, f, rows[2]["sort_key"], ["c000004"]) == "c000000"
-    assert review_queue.next_pending(store, f, None, ["c000000", "c000001", "c000002",
-                                            "c000004"]) is None
+    claim = lambda after, keep=(), count=1: [cid for cid, _ in review_leases.claim_next(
+        store, f, "ann", "s1", after_key=after, keep=keep, count=count)]
+    assert claim(rows[2]["sort_key"]) == ["c000004"]
+    assert claim(rows[2]["sort_key"], keep=["c000004"]) == ["c000000"]  # wraps
+    assert claim(None, keep=["c000000", "c000002", "c000004"]) == ["c000003"]  # my skip, last
+    assert claim(None, keep=["c000000", "c000002", "c000003", "c000004"]) == []
 
 
 def test_search_is_literal_text_not_sql_or_like_syntax(store):

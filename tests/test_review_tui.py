@@ -9,11 +9,14 @@ import pytest
 
 from builder.store import Store
 from builder.store import review_log, review_queue
+from builder.store.review_overlap import Overlap
 from review_tui.app import ReviewApp
 from review_tui.screens.calibrate import CalibrationScreen
 from review_tui.screens.edit import EditScreen
-from review_tui.screens.modals import ConfirmScreen, FilterScreen, RejectScreen
+from review_tui.screens.modals import BulkConfirmScreen, FilterScreen, RejectScreen
+from review_tui.screens.kb_search import KBSearchScreen
 from review_tui.screens.review import ReviewScreen
+from review_tui.widgets.chunk_search import ChunkSearch
 from tests.support.rows import add_candidates, add_documents
 
 SIZE = (160, 50)
@@ -44,18 +47,15 @@ async def settle(app, pilot):
 
 
 def screen_text(app) -> str:
-    """What is on screen, as plain text (from the SVG screenshot)."""
-    import html
-    import re
-
-    svg = app.export_screenshot()
-    return html.unescape(" ".join(re.findall(r">([^<>]*)</text>", svg))).replace("\xa0", " ")
+    """What is on screen, as plain text lines (from the SVG screenshot)."""
+    return "\n".join(screen_text_lines(app))
 
 
 async def test_accept_opens_next_and_is_written_at_once(db):
     app = ReviewApp(db, "ann")
     async with app.run_test(size=SIZE) as pilot:
         screen = app.screen
+        await settle(app, pilot)  # the first item opens once its lease is taken
         assert screen.current_id == "c000000"
         await pilot.press("a")
         assert screen.current_id == "c000001"  # next pending opened by itself
@@ -70,6 +70,7 @@ async def test_accept_opens_next_and_is_written_at_once(db):
 async def test_reject_with_reason_and_other_needs_note(db):
     app = ReviewApp(db, "ann")
     async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)  # the first item opens once its lease is taken
         await pilot.press("r")
         assert isinstance(app.screen, RejectScreen)
         await pilot.press("2")
@@ -87,6 +88,7 @@ async def test_reject_with_reason_and_other_needs_note(db):
 async def test_edit_keeps_original_and_ctrl_keys_work_in_text_area(db):
     app = ReviewApp(db, "ann")
     async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)  # the first item opens once its lease is taken
         await pilot.press("e")
         assert isinstance(app.screen, EditScreen)
         app.screen.query_one("#edit-question").text = "What is the answer, exactly?"
@@ -108,6 +110,7 @@ async def test_edit_keeps_original_and_ctrl_keys_work_in_text_area(db):
 async def test_tag_and_undo_one_by_one(db):
     app = ReviewApp(db, "ann")
     async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)  # the first item opens once its lease is taken
         await pilot.press("t", *"needs-expert", "enter")
         await settle(app, pilot)
         assert app.screen.current["tags"] == ["needs-expert"]
@@ -130,6 +133,7 @@ async def test_tag_and_undo_one_by_one(db):
 async def test_filter_search_and_sort(db):
     app = ReviewApp(db, "ann")
     async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)  # the first item opens once its lease is taken
         screen = app.screen
         await pilot.press("f")
         assert isinstance(app.screen, FilterScreen)
@@ -153,7 +157,7 @@ async def test_bulk_accept_behind_confirmation_and_undo_as_one(db):
     async with app.run_test(size=SIZE) as pilot:
         app.screen.apply_filter(review_queue.CandidateFilter(type="reasoning"))
         await pilot.press("A")
-        assert isinstance(app.screen, ConfirmScreen)
+        assert isinstance(app.screen, BulkConfirmScreen)
         await pilot.press("n")  # declined: nothing written
         await settle(app, pilot)
         assert log_rows(db) == []
@@ -170,12 +174,14 @@ async def test_bulk_accept_behind_confirmation_and_undo_as_one(db):
 async def test_decisions_survive_restart(db):
     app = ReviewApp(db, "ann")
     async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)  # the first item opens once its lease is taken
         await pilot.press("a", "a", "s")
         # no settle: quitting must still write everything already decided
     assert [row(db, f"c00000{i}")["status"] for i in range(3)] == [
         "accepted", "accepted", "skipped"]
     app = ReviewApp(db, "ann")
     async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
         assert app.screen.current_id == "c000003"
         await pilot.press("u")
         await settle(app, pilot)
@@ -185,6 +191,8 @@ async def test_decisions_survive_restart(db):
 async def test_two_annotators_at_once_and_new_rows_appear(db):
     one, two = ReviewApp(db, "ann"), ReviewApp(db, "bob")
     async with one.run_test(size=SIZE) as p1, two.run_test(size=SIZE) as p2:
+        await settle(one, p1)
+        await settle(two, p2)
         for _ in range(5):
             await p1.press("a")
             await p2.press("s")
@@ -204,6 +212,7 @@ async def test_two_annotators_at_once_and_new_rows_appear(db):
 async def test_keymap_remaps_by_binding_id(db):
     app = ReviewApp(db, "ann", keymap={"review.accept": "y"})
     async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)  # the first item opens once its lease is taken
         await pilot.press("a")
         await settle(app, pilot)
         assert log_rows(db) == []
@@ -285,12 +294,245 @@ async def test_help_shows_guidelines_and_remapped_keys(db):
         assert isinstance(app.screen, ReviewScreen)
 
 
+async def test_two_apps_never_show_the_same_first_item(db):
+    one, two = ReviewApp(db, "ann"), ReviewApp(db, "bob")
+    async with one.run_test(size=SIZE) as p1, two.run_test(size=SIZE) as p2:
+        await settle(one, p1)
+        await settle(two, p2)
+        first = {one.screen.current_id, two.screen.current_id}
+        assert len(first) == 2 and None not in first
+        seen = {"ann": [one.screen.current_id], "bob": [two.screen.current_id]}
+        for _ in range(6):
+            await p1.press("a")
+            await p2.press("a")
+            await settle(one, p1)
+            await settle(two, p2)
+            seen["ann"].append(one.screen.current_id)
+            seen["bob"].append(two.screen.current_id)
+        assert not set(seen["ann"]) & set(seen["bob"])
+        assert "◷" in screen_text(one)  # bob's items are marked as held in ann's list
+    with Store(db) as s:
+        assert s.query("SELECT count(*) AS n FROM review_leases")[0]["n"] == 0  # released
+        decided = s.query("SELECT candidate_id, count(*) AS n FROM review_votes"
+                          " GROUP BY candidate_id HAVING n > 1")
+    assert decided == [] and len(log_rows(db)) == 12
+
+
+async def test_fast_decisions_keep_every_lined_up_item_leased(db, monkeypatch):
+    import time
+
+    from builder.store import review_leases
+
+    slow = review_leases.claim_next
+    monkeypatch.setattr(review_leases, "claim_next",
+                        lambda *a, **k: (time.sleep(0.05), slow(*a, **k))[1])
+    app = ReviewApp(db, "ann")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        for _ in range(8):
+            await pilot.press("a")  # faster than the writer: claims would overlap
+        await settle(app, pilot)
+        screen = app.screen
+        lined_up = {screen.current_id, *(cid for cid, _ in screen.offers)}
+        with Store(db) as s:
+            leased = {r["candidate_id"] for r in s.query(
+                "SELECT candidate_id FROM review_leases WHERE session = ?", (app.session,))}
+        assert len(lined_up) == 3 and lined_up <= leased
+
+
+async def test_overlap_item_waits_for_the_second_annotator(db):
+    one = ReviewApp(db, "ann", overlap=Overlap(2, 1.0))
+    async with one.run_test(size=SIZE) as p1:
+        await settle(one, p1)
+        first = one.screen.current_id
+        await p1.press("a")
+        await settle(one, p1)
+        assert row(db, first)["status"] == "pending" and one.screen.stats["waiting"] == 1
+        assert "⧗1" in screen_text(one)
+    two = ReviewApp(db, "bob")  # the overlap setting is the database's
+    async with two.run_test(size=SIZE) as p2:
+        await settle(two, p2)
+        assert two.screen.current_id == first
+        await p2.press("a")
+        await settle(two, p2)
+        assert row(db, first)["status"] == "accepted" and two.screen.stats["reviewed"] == 1
+
+
+async def test_adjudication_shows_every_decision_and_records_the_final_one(db):
+    with Store(db) as s:
+        review_log.record_decision(s, "c000003", "ann", "accept", note="fine by me")
+        review_log.record_decision(s, "c000003", "bob", "reject", reason="wrong_answer",
+                                   note="it is [red]$5[/]")
+    app = ReviewApp(db, "lead")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        assert "⚖1 (c)" in screen_text(app)
+        await pilot.press("c")
+        await settle(app, pilot)
+        screen = app.screen
+        assert screen.filter.conflict and screen.current_id == "c000003"
+        text = screen_text(app)
+        assert "ADJUDICATION" in text and "fine by me" in text
+        assert "it is [red]$5[/]" in text and "(wrong_answer)" in text
+        await pilot.press("r", "1")
+        await settle(app, pilot)
+        assert screen.list.count == 0
+        assert any("No item left" in n.message for n in app._notifications)
+    r = row(db, "c000003")
+    assert (r["status"], r["adjudicated_by"], r["conflict"]) == ("rejected", "lead", 0)
+    assert [(x["annotator"], x["action"], x["final"]) for x in log_rows(db)] == [
+        ("ann", "accept", 0), ("bob", "reject", 0), ("lead", "reject", 1)]
+
+
+async def test_bulk_names_decided_items_and_overwrites_only_when_asked(db):
+    with Store(db) as s:
+        review_log.record_decision(s, "c000001", "bob", "accept")
+    app = ReviewApp(db, "ann")
+    async with app.run_test(size=SIZE) as pilot:
+        app.screen.apply_filter(review_queue.CandidateFilter(type="reasoning"))
+        await settle(app, pilot)
+        await pilot.press("R", "1")
+        assert isinstance(app.screen, BulkConfirmScreen)
+        text = screen_text(app)
+        assert "5 not decided yet" in text and "1 already decided (by bob 1)" in text
+        await pilot.press("y")
+        await settle(app, pilot)
+        assert row(db, "c000001")["status"] == "accepted"
+        assert row(db, "c000006")["status"] == "rejected"
+        await pilot.press("A", "o")
+        await settle(app, pilot)
+    r = row(db, "c000001")
+    assert (r["status"], r["adjudicated_by"]) == ("accepted", "ann")
+    assert row(db, "c000006")["status"] == "accepted"
+
+
+async def test_a_write_that_meets_a_locked_database_is_kept_and_retried(db, monkeypatch):
+    import sqlite3
+
+    import builder.store.db as store_db
+
+    monkeypatch.setattr(store_db, "BUSY_TIMEOUT_MS", 200)
+    app = ReviewApp(db, "ann")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        locker = sqlite3.connect(db, isolation_level=None)
+        locker.execute("BEGIN IMMEDIATE")  # another process holds the write lock
+        await pilot.press("a")
+        for _ in range(50):
+            await pilot.pause(0.05)
+            if any("Not saved yet" in (n.title or "") for n in app._notifications):
+                break
+        messages = [n.message for n in app._notifications]
+        assert any("accept of c000000 “Question 0?”" in m and "retrying" in m
+                   for m in messages), messages
+        assert row(db, "c000000")["status"] == "pending"
+        assert app.screen.list.overlay["c000000"] == "accepted"  # still shown as decided
+        locker.execute("ROLLBACK")
+        locker.close()
+        await settle(app, pilot)
+        assert row(db, "c000000")["status"] == "accepted"
+    assert app.unsaved() == []
+
+
+async def test_kb_search_highlights_matches_and_shows_text_as_data(evil_db):
+    app = ReviewApp(evil_db, "ann")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("K")
+        await pilot.pause()
+        assert isinstance(app.screen, KBSearchScreen)
+        await pilot.press("ctrl+u", *"forty boom", "enter")
+        await pilot.pause()
+        search = app.screen.query_one(ChunkSearch)
+        assert [r["id"] for r in search.rows] == ["doc0.md#0"]
+        text, spans = search.rows[0]["text"], search.rows[0]["spans"]
+        assert sorted(text[a:b].lower() for a, b in spans) == ["boom", "forty"]
+        shown = screen_text(app)
+        assert "[@click=app.quit]boom[/]" in shown and "␛]0;pwned" in shown
+        await pilot.press("space")  # mark it relevant (for a screen that needs marks)
+        assert search.marked == ["doc0.md#0"]
+        await pilot.press("escape")
+        assert isinstance(app.screen, ReviewScreen)
+
+
+async def test_at_80x24_header_footer_and_evidence_fit(db):
+    with Store(db) as s:  # a long answer puts the sources below the fold
+        s.conn.execute("UPDATE candidates SET answer = ? WHERE id = 'c000000'",
+                       ("\n".join(f"Step {i} of a long answer." for i in range(40)),))
+    app = ReviewApp(db, "ann")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        lines = [line.strip() for line in screen_text_lines(app)]
+        assert len(lines) == 24
+        assert lines[0].startswith("golden review · ann · reviewed 0/30")
+        assert lines[1].startswith("filter: (30 shown) verdict=passed")
+        assert lines[-1].startswith("? Help") and "q Quit" in lines[-1]
+        detail = app.screen.query_one("#detail")
+        sources = app.screen.query_one("#detail-sources")
+        assert sources.region.y >= 24  # below the fold
+        await pilot.press("v")
+        await pilot.pause()
+        assert detail.scroll_y > 20
+        assert detail.region.y <= sources.region.y < detail.region.bottom - 2
+        assert "forty-two" in screen_text(app)  # the evidence is on screen
+        await pilot.press("v")
+        await pilot.pause()
+        assert detail.scroll_y == 0
+        await pilot.press("f")
+        await pilot.pause()
+        dialog = app.screen.query_one(".dialog")
+        assert dialog.region.height <= 24 and dialog.max_scroll_y > 0  # it scrolls
+        dialog.scroll_end(animate=False)
+        await pilot.pause()
+        assert "Cancel" in screen_text(app)
+
+
+def screen_text_lines(app) -> list[str]:
+    """The screen as lines of plain text (from the SVG screenshot)."""
+    import html
+    import re
+
+    svg = app.export_screenshot()
+    rows: dict[str, list[str]] = {}
+    for attrs, y, text in re.findall(r'<text ([^>]*)y="([\d.]+)"[^>]*>([^<]*)</text>', svg):
+        if "title" not in attrs:  # the window title above the terminal
+            rows.setdefault(y, []).append(html.unescape(text).replace("\xa0", " "))
+    return ["".join(parts).rstrip("\n")
+            for _, parts in sorted(rows.items(), key=lambda kv: float(kv[0]))]
+
+
 class TestSnapshots:
     def test_review_screen_with_untrusted_text(self, evil_db, snap_compare):
         async def settled(pilot):
             await settle(pilot.app, pilot)
 
         assert snap_compare(ReviewApp(evil_db, "ann"), terminal_size=SIZE, run_before=settled)
+
+    @pytest.mark.parametrize("size", [(80, 24), (160, 50)])
+    def test_review_screen(self, db, snap_compare, size):
+        with Store(db) as s:
+            review_log.set_overlap(s, Overlap(2, 0.5))
+            for i, who in ((5, "bob"), (6, "cid")):
+                review_log.record_decision(s, f"c{i:06d}", who, "accept")
+            review_log.record_decision(s, "c000006", "bob", "reject", reason="trivial")
+            for name in ("single_hop", "reasoning", "multi_hop", "comparative", "temporal",
+                         "unanswerable", "ambiguous"):  # all seven types in the header
+                s.conn.execute("UPDATE candidates SET type = ? WHERE id = (SELECT id FROM"
+                               " candidates WHERE type <> ? ORDER BY id DESC LIMIT 1)",
+                               (name, name))
+
+        async def settled(pilot):
+            await settle(pilot.app, pilot)
+
+        assert snap_compare(ReviewApp(db, "ann"), terminal_size=size, run_before=settled)
+
+    def test_filter_dialog_at_80x24(self, db, snap_compare):
+        async def opened(pilot):
+            await settle(pilot.app, pilot)
+            await pilot.press("f")
+            await pilot.pause()
+
+        assert snap_compare(ReviewApp(db, "ann"), terminal_size=(80, 24), run_before=opened)
 
 
 KILL_SCRIPT = """
@@ -300,6 +542,7 @@ from review_tui.app import ReviewApp
 async def main():
     app = ReviewApp(sys.argv[1], "ann")
     async with app.run_test(size=(120, 40)) as pilot:
+        await app.screen.settle()  # the first item opens once its lease is taken
         await pilot.press("a", "r", "1", "s")
         await app.writer.drain()
         os.kill(os.getpid(), signal.SIGKILL)

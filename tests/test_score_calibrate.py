@@ -89,7 +89,7 @@ def test_calibrate_without_a_run_or_scores(tmp_path, scored_db, golden_cli):
 
 
 def test_cohen_kappa_for_yes_no_labels():
-    from builder.score.calibrate import cohen_kappa
+    from builder.review.agreement import cohen_kappa  # the one kappa: calibration, review
 
     # 10 pairs: 8 agree; each side says yes 5 times -> chance agreement 0.5 -> kappa 0.6
     pairs = [(1, 1)] * 4 + [(0, 0)] * 4 + [(1, 0), (0, 1)]

@@ -25,7 +25,8 @@ TABLES = {
                   "hops evidence fact_ids seed_fact_id parent_id document_id generator_model "
                   "prompts verification verdict rejection_reasons duplicate_of status "
                   "edit_question edit_answer edit_type edit_difficulty reject_reason reject_note "
-                  "reviewer reviewed_at created_at updated_at",
+                  "reviewer reviewed_at created_at updated_at votes conflict adjudicated_by "
+                  "provenance edit_chunk_ids",
     "candidates_fts": "question answer edit_question edit_answer",
     "candidates_fts_config": "k v",
     "candidates_fts_data": "id block",
@@ -42,11 +43,21 @@ TABLES = {
                  "ingested_at updated_at",
     "facts": "id chunk_id seq text evidence evidence_start evidence_end entities dates language "
              "prompt_name prompt_version llm_call_id created_at cell",
+    "log_contexts": "hash text",
+    "log_evaluations": "record_id judge_key judge_model metrics details unscored judged_at",
+    "log_imports": "id paths lines records added unchanged differing scrubbed at",
+    "log_records": "id at session_id query answer retrieved_ids context_hashes latency_ms "
+                   "prompt_tokens completion_tokens cost model thumbs feedback_reason reasked "
+                   "handed_off flagged sample_key metadata source content_hash import_id",
     "llm_calls": "id cache_key job stage prompt_name prompt_version base_url model params "
                  "messages schema_name response_format raw_response parsed status error "
                  "prompt_tokens completion_tokens latency_ms cost_usd attempts created_at",
     "meta": "key value",
-    "review_log": "id candidate_id annotator at action reason note before after undoes batch_id",
+    "production_links": "candidate_id record_id similarity provenance linked_at",
+    "review_leases": "candidate_id session annotator expires_at",
+    "review_log": "id candidate_id annotator at action reason note before after undoes batch_id "
+                  "uid final",
+    "review_votes": "candidate_id annotator final decision reason note at log_id",
     "run_items": "run_id query_id question reference answer contexts retrieved_ids metrics judge",
     "runs": "id name golden_path run_path judge_model options summary created_at",
     "sqlite_sequence": "name seq",
@@ -58,15 +69,17 @@ INDEXES = [
     "candidates_review_counts", "candidates_review_created", "candidates_review_queue",
     "candidates_review_queue_any", "candidates_review_status", "candidates_review_type",
     "candidates_seed_fact_id", "candidates_status", "candidates_type", "candidates_verdict",
-    "chunks_document", "facts_chunk", "idx__sqlite_migrations_migration_set_name",
-    "llm_calls_cache", "llm_calls_stage", "review_log_annotator", "review_log_candidate",
-    "review_log_undoes",
+    "candidates_votes", "candidates_waiting", "chunks_document", "facts_chunk",
+    "idx__sqlite_migrations_migration_set_name", "llm_calls_cache", "llm_calls_stage",
+    "log_records_at", "log_records_flagged", "log_records_sample", "log_records_thumbs_up",
+    "production_links_record", "review_leases_session", "review_log_annotator",
+    "review_log_candidate", "review_log_uid", "review_log_undoes", "review_votes_annotator",
 ]
 TRIGGERS = ["candidates_fts_ad", "candidates_fts_ai", "candidates_fts_au", "chunks_ad",
             "chunks_ai", "chunks_au"]
 MIGRATIONS = ["m001_documents_and_chunks", "m002_generation_review_llm_runs",
               "m003_review_indexes", "m004_review_search_and_counts", "m005_fact_cells",
-              "m006_batch_requests"]
+              "m006_review_team", "m007_production_logs", "m008_batch_requests"]
 
 
 def schema(conn: sqlite3.Connection) -> tuple[dict, list, list]:
@@ -89,13 +102,21 @@ def test_a_fresh_database_has_the_pinned_schema(tmp_path):
 def test_a_database_of_the_previous_release_migrates_with_its_rows(tmp_path):
     path = tmp_path / "old.db"
     db = sqlite_utils.Database(path)
-    migrations.apply(db, stop_before=MIGRATIONS[-1])  # the schema the previous release made
+    migrations.apply(db, stop_before="m006_review_team")  # the schema the last release made
     db.execute("INSERT INTO documents (id, path, format, content_hash, n_chars, n_tokens,"
                " ingested_at, updated_at) VALUES ('d.md', 'd.md', 'markdown', 'h', 9, 2, 't', 't')")
     db.execute("INSERT INTO chunks (id, document_id, seq, text, n_tokens)"
                " VALUES ('d.md#1', 'd.md', 0, 'Gold costs $60.', 4)")
     db.execute("INSERT INTO facts (id, chunk_id, seq, text, evidence, entities, created_at)"
                " VALUES ('f1', 'd.md#1', 0, 'Gold costs $60.', 'Gold costs $60', '[\"Gold\"]', 't')")
+    for cid, status, reviewer in (("c1", "accepted", "ann"), ("c2", "rejected", "bob"),
+                                  ("c3", "pending", None)):
+        db.execute("INSERT INTO candidates (id, type, question, answer, chunk_ids, status,"
+                   " reviewer, reject_reason, reviewed_at, created_at, updated_at) VALUES"
+                   " (?, 'single_hop', 'Q?', 'A', '[]', ?, ?, ?, 't1', 't', 't')",
+                   (cid, status, reviewer, "trivial" if status == "rejected" else None))
+    db.execute("INSERT INTO review_log (candidate_id, annotator, at, action, reason)"
+               " VALUES ('c2', 'bob', 't1', 'reject', 'trivial')")
     db.conn.commit()
     db.close()
     with Store(path) as store:
@@ -103,4 +124,17 @@ def test_a_database_of_the_previous_release_migrates_with_its_rows(tmp_path):
         assert schema(store.conn) == (TABLES, INDEXES, TRIGGERS)
         fact = store.query("SELECT text, entities, cell FROM facts")[0]
         assert fact == {"text": "Gold costs $60.", "entities": '["Gold"]', "cell": None}
+        # decisions made before votes existed become their reviewer's vote
+        assert store.query("SELECT candidate_id, annotator, decision, reason, log_id"
+                           " FROM review_votes ORDER BY 1") == [
+            {"candidate_id": "c1", "annotator": "ann", "decision": "accept", "reason": None,
+             "log_id": None},
+            {"candidate_id": "c2", "annotator": "bob", "decision": "reject",
+             "reason": "trivial", "log_id": 1}]
+        assert [r["votes"] for r in store.query("SELECT votes FROM candidates ORDER BY id")] == [
+            1, 1, 0]
+        assert len(store.query("SELECT uid FROM review_log")[0]["uid"]) == 32
+        # generated items have no provenance and no reviewer-marked chunks
+        assert store.query("SELECT DISTINCT provenance, edit_chunk_ids FROM candidates") == [
+            {"provenance": None, "edit_chunk_ids": None}]
         assert [h["id"] for h in search_chunks(store, "gold")] == ["d.md#1"]  # FTS kept up

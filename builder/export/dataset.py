@@ -35,6 +35,8 @@ from builder.export.splits import assign_splits, balance_targets, seeded_hash
 from builder.store import Store, utcnow
 from builder.vocabulary import DIFFICULTIES
 from builder.store.documents import chunks_by_id
+from builder.store.jsoncols import from_json
+from builder.store.production import links_of
 from builder.store.exports import (
     count_candidates, fetch_candidates, fetch_documents, fetch_tags,
     iter_selection_keys, read_snapshot,
@@ -169,6 +171,7 @@ def _native_records(store: Store, rows: list[dict], split_names: list[str | None
     doc_ids.update(row["document_id"] for row in rows if row["document_id"])
     documents = fetch_documents(store, list(doc_ids))
     tags = fetch_tags(store, [row["id"] for row in rows])
+    links = links_of(store, [row["id"] for row in rows if row["provenance"]])
     records = []
     for row, chunk_ids, split in zip(rows, chunk_lists, split_names):
         missing = [c for c in chunk_ids if c not in chunks]
@@ -181,7 +184,8 @@ def _native_records(store: Store, rows: list[dict], split_names: list[str | None
                 sources.append(chunks[c]["document_id"])
         if not sources and row["document_id"]:
             sources.append(row["document_id"])
-        edited = [f for f in ("question", "answer", "type", "difficulty") if row[f"edited_{f}"]]
+        edited = [f for f in ("question", "answer", "type", "difficulty", "chunks")
+                  if row[f"edited_{f}"]]
         records.append(NativeRecord.model_validate({
             "id": row["id"], "query": row["query"], "expected_answer": row["expected_answer"],
             "relevant_chunk_ids": chunk_ids,
@@ -196,9 +200,31 @@ def _native_records(store: Store, rows: list[dict], split_names: list[str | None
             "tags": tags.get(row["id"], []), "seed_fact_id": row["seed_fact_id"],
             "status": row["status"], "edited": edited, "generator_model": row["generator_model"],
             "reviewer": row["reviewer"], "reviewed_at": row["reviewed_at"],
+            "reject_reason": row["reject_reason"], "reject_note": row["reject_note"],
             "dataset_version": dataset_version, "split": split,
+            "provenance": _provenance(row["provenance"], links.get(row["id"], [])),
         }))
     return records
+
+
+def _provenance(text: str | None, links: list[dict]) -> dict | None:
+    """The export's provenance of a production item: the promoted record and every other
+    record linked to it (JSON column; None for generated items or a value that is not one)."""
+    value = from_json(text)
+    if not isinstance(value, dict) or not isinstance(value.get("record_id"), str):
+        return None
+    return {
+        "source": str(value.get("source") or "production_log"), "record_id": value["record_id"],
+        "at": value.get("at"), "session_id": value.get("session_id"),
+        "picked_as": str(value.get("picked_as") or "selected"),
+        "signals": [str(s) for s in value.get("signals") or []], "cause": value.get("cause"),
+        "evidence": [str(e) for e in value.get("evidence") or []],
+        "linked_records": [
+            {"record_id": link["record_id"], "at": (link["provenance"] or {}).get("at"),
+             "signals": list((link["provenance"] or {}).get("signals") or []),
+             "cause": (link["provenance"] or {}).get("cause"), "similarity": link["similarity"]}
+            for link in links if link["record_id"] != value["record_id"]],
+    }
 
 
 def _sorted_counts(counts: dict[str, dict[str, dict[str, int]]],

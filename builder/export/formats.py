@@ -41,6 +41,31 @@ class SourceDocument(_Record):
     path: str | None = None
 
 
+class LinkedRecord(_Record):
+    """A production log record linked to this item (it asked the same question)."""
+
+    record_id: str
+    at: str | None
+    signals: list[str]
+    cause: str | None
+    similarity: float
+
+
+class Provenance(_Record):
+    """Where a `production` item came from: the log record that was promoted, and the other
+    records found to ask the same question."""
+
+    source: str                             # production_log
+    record_id: str
+    at: str | None                          # when the user asked (ISO-8601 UTC)
+    session_id: str | None
+    picked_as: str                          # bad case | thumbs up | selected
+    signals: list[str]                      # what picked it: unfaithful, thumbs_down, ...
+    cause: str | None                       # generation | retrieval | knowledge base | unknown
+    evidence: list[str]
+    linked_records: list[LinkedRecord]
+
+
 class NativeRecord(_Record):
     """golden's own format: everything known about a reviewed item."""
 
@@ -57,12 +82,15 @@ class NativeRecord(_Record):
     tags: list[str]
     seed_fact_id: str | None                # leakage group: variants of one fact share it
     status: str
-    edited: list[str]                       # fields where the reviewer's edit replaced the text
+    edited: list[str]                       # fields the reviewer's edit replaced (chunks: marked)
     generator_model: str | None
     reviewer: str | None
     reviewed_at: str | None
+    reject_reason: str | None = None        # why a rejected item was rejected (else null)
+    reject_note: str | None = None
     dataset_version: str
     split: str | None
+    provenance: Provenance | None = None    # production items only
 
 
 class SeedRecord(_Record):
@@ -85,6 +113,7 @@ class DeepEvalMetadata(_Record):
     type: str
     difficulty: Difficulty | None
     split: str | None
+    provenance: Provenance | None = None
 
 
 class DeepEvalRecord(_Record):
@@ -116,7 +145,7 @@ def to_deepeval(rec: NativeRecord) -> DeepEvalRecord:
         source_file=(source.path or source.id) if source else None,
         additional_metadata=DeepEvalMetadata.model_construct(
             id=rec.id, chunk_ids=rec.relevant_chunk_ids, type=rec.type,
-            difficulty=rec.difficulty, split=rec.split,
+            difficulty=rec.difficulty, split=rec.split, provenance=rec.provenance,
         ),
     )
 

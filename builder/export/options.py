@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, field_validator
 
 from builder.errors import InputError
 from builder.export.formats import FORMATS
-from builder.vocabulary import DIFFICULTIES, STATUSES, TYPES
+from builder.vocabulary import DIFFICULTIES, ITEM_TYPES, STATUSES
 
 _SPLIT_NAME = re.compile(r"^[A-Za-z0-9_-]+$")
 _NUMBER = re.compile(r"^\d+(\.\d+)?$|^\.\d+$")
@@ -104,11 +104,11 @@ def parse_statuses(values: Iterable[str] | str | None) -> tuple[str, ...]:
 def parse_types(values: Iterable[str] | str | None) -> tuple[str, ...]:
     items = split_list(values)
     if not items:
-        raise InputError("--types needs at least one of " + ", ".join(TYPES))
+        raise InputError("--types needs at least one of " + ", ".join(ITEM_TYPES))
     for t in items:
-        if t not in TYPES:
+        if t not in ITEM_TYPES:
             raise InputError(f"--types: unknown type {t!r}; expected some of "
-                             + ", ".join(TYPES))
+                             + ", ".join(ITEM_TYPES))
     return _dedup(items)
 
 

@@ -66,6 +66,8 @@ _REASON_START = re.compile(
 _DEICTIC = re.compile(
     r"\b(this|the above|the following|the previous|the next) (page|section|guide|document|"
     r"article|chapter|text|passage|table|list|paragraph|example)\b|\bthe text\b|\bthe document\b|"
+    r"\b(this|these|those) (?!year\b|month\b|week\b|day\b|time of\b)[a-z]+|"
+    r"\b(este|esta|estos|estas|ese|esa|esos|esas) [a-záéíóúñ]+|"
     r"\b(esta|este) (página|sección|guía|documento|texto|artículo)\b|\bel texto\b|"
     r"\b(cette|ce) (page|section|guide|document|texte)\b|\ble texte\b|"
     r"\b(diese[rsn]?) (seite|abschnitt|anleitung|dokument|text)\b|\bder text\b|"

@@ -221,7 +221,11 @@ def no_example_words(s: Subject) -> Result:
     long can I borrow a ... book?" from the library example, asked of a returns policy)."""
     if not s.example_text:
         return None
-    example_terms = key_terms(s.example_text)
+    # the examples' questions and answers: not their instructions ("The hidden part is a
+    # duration" would make "duration" a copied word)
+    shown = answer_form.example_questions(s.example_text) + re.findall(
+        r'"answer"\s*:\s*"([^"]+)"', s.example_text)
+    example_terms = key_terms(" ".join(shown))
     words = [w for w in dict.fromkeys(tokens(s.q))  # 5+ letters: not "long", "cost"
              if len(w) >= 5 and w not in STOPWORDS and key_terms(w) & example_terms]
     copied = absent_terms(s.store, words) if words else []
@@ -394,18 +398,41 @@ def states_both_values(s: Subject) -> Result:
             diff, total = abs(Decimal(x) - Decimal(y)), Decimal(x) + Decimal(y)
             allowed |= {format(diff.normalize(), "f"), format(total.normalize(), "f")}
     stray = sorted(numbers(s.a) - allowed)
-    return not stray, "" if not stray else f"states {', '.join(stray)}, neither side's value"
+    if stray:
+        return False, f"states {', '.join(stray)}, neither side's value"
+    if _DIFFERENCE.search(s.q):  # "How much longer ...?" is answered by the difference first
+        diffs = {format(abs(Decimal(x) - Decimal(y)).normalize(), "f") for x in va for y in vb}
+        first = re.search(r"\d[\d,]*(?:\.\d+)?", s.a)
+        lead = first and numbers(first.group(0))
+        if not lead or not lead & diffs:
+            return False, (f"asks for a difference; the answer opens with "
+                           f"{first.group(0) if first else 'no number'}, not "
+                           f"{' or '.join(sorted(diffs))}")
+    return True, ""
+
+
+_DIFFERENCE = re.compile(
+    r"\bhow (much|many) (more|less|fewer|longer|shorter|cheaper|higher|lower|bigger|smaller)\b|"
+    r"\bdifference\b|\bcu[aá]nt[oa]s? (más|menos)\b|\bdiferencia\b|\bcombien de (plus|moins)\b|"
+    r"\bdiff[ée]rence\b|\bwie viel (mehr|weniger|länger)\b|\bunterschied\b", re.I)
 
 
 def names_both_sides(s: Subject) -> Result:
-    """A comparison names both things it compares, in the question and in the answer."""
+    """A comparison names both things it compares in its answer, and in its question either
+    both ("How much more does Gold cost than Basic?") or neither ("Which plan keeps notes
+    longer?"): a question naming one side asks about that side only."""
     if len(s.facts) < 2:
         return None
     names = [next((n for n in f.get("entities") or [] if key_terms(n)), "") for f in s.facts[:2]]
     if not all(names):
         return False, "a side has no name"
-    missing = [n for n in names if not key_terms(n) <= key_terms(s.q) | key_terms(s.a)]
-    return not missing, "" if not missing else f"does not name {missing[0]!r}"
+    own = [key_terms(n) - key_terms(o) or key_terms(n) for n, o in zip(names, reversed(names))]
+    in_question = [bool(t & key_terms(s.q)) for t in own]
+    if in_question[0] != in_question[1]:
+        named = names[0] if in_question[0] else names[1]
+        return False, f"the question asks about {named!r} only"
+    missing = [n for n, t in zip(names, own) if not t & key_terms(s.a)]
+    return not missing, "" if not missing else f"the answer does not name {missing[0]!r}"
 
 
 def names_both_readings(s: Subject) -> Result:
@@ -428,12 +455,19 @@ def names_a_reading(question: str, names: list[str]) -> list[str]:
     return named
 
 
+_EVERY = re.compile(r"\b(each|every|all|both|cada|todos|todas|ambos|ambas|chaque|tous|toutes|"
+                    r"les deux|jede[rsn]?|alle|beide[n]?|todo|tutti|entrambi)\b", re.I)
+
+
 def question_underspecified(s: Subject) -> Result:
     """An ambiguous question names neither reading (else it has one reading)."""
     if len(s.facts) < 2:
         return None
     named = names_a_reading(s.q, [(f.get("entities") or [""])[0] for f in s.facts[:2]])
-    return not named, f"the question names {named[0]!r}, so it has one reading" if named else ""
+    if named:
+        return False, f"the question names {named[0]!r}, so it has one reading"
+    every = _EVERY.search(s.q)  # "... in each plan?" asks for all readings: a comparison
+    return every is None, f"the question asks for {every.group(0)!r} reading" if every else ""
 
 
 ANY = frozenset(TYPES)

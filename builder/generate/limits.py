@@ -42,8 +42,8 @@ _LIMIT = re.compile(
     r"\b(?P<cmp>" + "|".join(f"(?P<c{i}>{p})" for i, p in enumerate(_COMPARATORS.values()))
     + r")\s+(?:(?:a|an|the|un|una|los|las|le|la|les|der|die|das|den|o|os|il|i)\s+)?"
     + r"(?:(?:first|next|last|primer|primeros|primeras|premiers|premières|ersten|primeiros|"
-    + r"primi)\s+)?" + r"(?P<cur>[$€£¥])?\s?" + _NUMBER
-    + r"\s?" + _UNIT, re.I)
+    + r"primi)\s+)?" + r"(?:(?P<cur>[$€£¥])\s?" + _NUMBER.replace("?P<n>", "?P<m>") + r"|"
+    + _NUMBER + r"\s?" + _UNIT + r")", re.I)
 _OPS = list(_COMPARATORS)
 
 
@@ -80,7 +80,7 @@ def limits(text: str) -> list[Limit]:
     for m in _LIMIT.finditer(text):
         op = next(_OPS[i] for i in range(len(_OPS)) if m.group(f"c{i}"))
         try:
-            value = Decimal(m.group("n").replace(",", ""))
+            value = Decimal((m.group("n") or m.group("m")).replace(",", ""))
         except InvalidOperation:
             continue
         unit = m.group("cur") or m.group("unit")

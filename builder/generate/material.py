@@ -267,9 +267,14 @@ def pick_multi_hop(facts: list[dict], store=None) -> list[Material]:
 
 def _named(f: dict) -> bool:
     """The fact is about a named thing: a name with letters ("Gold membership", "Sync Plus"),
-    not a bare number or code such as a table's "4" or "TPM4"."""
+    not a bare number or code such as a table's "4" or "TPM4", that is what the statement is
+    about -- a table cell's row, or a name in the statement's first half ("The Gold membership
+    costs ..."), not one mentioned in passing at its end ('... with your "Head of"')."""
+    if f.get("cell"):
+        return bool(re.search(r"[^\W\d_]{3,}", f["cell"]["entity"]))
+    head = key_terms(f["text"][: max(1, len(f["text"]) // 2)])
     return any(re.search(r"[^\W\d_]{3,}", n) and not re.fullmatch(r"[A-Z]+\d+", n)
-               for n in f["_name_list"])
+               and key_terms(n) & head for n in f["_name_list"])
 
 
 def _links(f: dict) -> bool:

@@ -12,9 +12,10 @@ the same answer back.
 
 One prompt (`roundtrip.prompt`, role "verifier"), four uses:
 - `roundtrip`: from the cited chunk(s) only; the answer must agree with the reference;
-- `unique`: from the top-k chunks of the WHOLE knowledge base other than the cited ones; a
-  grounded answer there that disagrees with the reference means the question does not pin its
-  subject down (another level of a rubric, another plan, another product answers it);
+- `unique`: with the answer hidden (`masked`) in the cited window, plus the top-k other chunks
+  of the WHOLE knowledge base; a grounded answer that disagrees with the reference means the
+  question does not pin its subject down (another value of the same chunk, another level of a
+  rubric, another plan answers it);
 - `absent` (unanswerable items): from the top-k chunks of the whole knowledge base; a grounded
   answer means the knowledge base does answer it;
 - `alone` (multi-hop items): from each cited chunk alone; agreement means one hop suffices.
@@ -62,8 +63,8 @@ class Answer:
 def polarity(text: str) -> bool | None:
     """True for an answer that starts with "yes" (in any of the languages above), False for
     "no", None for any other answer."""
-    m = _CJK_LEAD.match(text)
-    word = (m.group(1) if m else (_FIRST_WORD.match(text) or [None, ""])[1] or "").casefold()
+    m = _CJK_LEAD.match(text) or _FIRST_WORD.match(text)
+    word = m.group(1).casefold() if m else ""
     if word in _YES:
         return True
     if word in _NO:

@@ -1,18 +1,21 @@
 """Stage 4, the unanswerable kind: questions near the knowledge base's topics that it cannot
 answer.
 
-Two sources, the first preferred because code controls what is missing:
+Three sources, in this order because code controls more of what is missing in the first:
 
 1. **Invented sibling** (`evolve_unanswerable`). Code finds things of one kind that the KB lists
    with an attribute (table cells "Trailhead 2 — Seasons: 3", "Denver — Address: ..."; at least
-   3 things per attribute) and asks for that attribute of one thing more. When the names form
+   3 things per attribute), or the titles of the documents of one folder (the benefits of
+   `handbook/benefits/`), and asks for that attribute of one thing more. When the names form
    a numbered series, code names the new one ("Trailhead 4": the next number whose name the KB
    never mentions) and the LLM only phrases the question; otherwise the LLM invents the name
    (the embedded 0.5B cannot: measured 0 new names in 10 tries, it repeats listed ones; strong
    models can). Kept only when the new name's own words (those no listed name has) occur
    nowhere in the KB -- or, for a new number, the whole name occurs nowhere -- and the question
    names it: a question about something the KB never mentions cannot be answered by it.
-2. **Topic gap** (`evolve_unanswerable_topics`), when there are no sibling groups left: the LLM
+2. **Near miss** (`evolve_unanswerable_near`): statements of the KB, each turned by the LLM into
+   a question about the same subject with one detail changed.
+3. **Topic gap** (`evolve_unanswerable_topics`), when there is nothing else left: the LLM
    sees an outline of the KB (document titles and section headings) and proposes questions on
    topics the outline leaves out; code keeps those with at least one content term that occurs
    nowhere in the KB (`search.absent_terms`). Weaker: a synonym of a covered topic ("hotline"
@@ -94,6 +97,31 @@ def sibling_groups(facts: list[dict], seed: int) -> list[dict]:
             groups.append({"attribute": attribute, "names": list(named)[:MAX_NAMES],
                            "document_id": first["document_id"],
                            "language": first.get("chunk_language") or first.get("language") or "en"})
+    random.Random(seed).shuffle(groups)
+    return groups
+
+
+FOLDER_ATTRIBUTE = "what it is, who can use it or how to get it"
+
+
+def folder_groups(chunks: list[dict], seed: int) -> list[dict]:
+    """The titles of the documents of one folder (at least MIN_SIBLINGS of them) as things of
+    one kind: the benefits of `handbook/benefits/`, the plans of `pricing/`. A question about one
+    more of them that the KB never mentions is as near its topics as an unanswerable item gets
+    ("What does the dental plan cover?" next to the cash plan and the cycle-to-work scheme)."""
+    titles: dict[str, dict[str, dict]] = defaultdict(dict)
+    for c in chunks:
+        folder = c["document_id"].rpartition("/")[0]
+        title = (c.get("title") or "").strip()
+        if folder and title and key_terms(title):
+            titles[folder].setdefault(title, c)
+    groups = []
+    for _folder, named in sorted(titles.items()):
+        if len(named) >= MIN_SIBLINGS:
+            first = next(iter(named.values()))
+            groups.append({"attribute": FOLDER_ATTRIBUTE, "names": sorted(named)[:MAX_NAMES],
+                           "document_id": first["document_id"],
+                           "language": (first.get("language") or "en").split("-")[0]})
     random.Random(seed).shuffle(groups)
     return groups
 
@@ -185,6 +213,7 @@ async def propose(ctx: RunContext, chunks: list[dict], facts: list[dict], want: 
         return 0
     done = cstore.done_keys(ctx.store, STAGE)
     groups = _order(ctx, [g for g in sibling_groups(facts, ctx.options.seed)
+                          + folder_groups(chunks, ctx.options.seed)
                           if group_key(ctx, g) not in done])
     made = Counter()
     refusals = load_sentences("refusals.md", ctx.options.prompts_dir)

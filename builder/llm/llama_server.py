@@ -101,6 +101,21 @@ def default_threads(cpu_count: int | None = None) -> int:
     return max(1, cpus - 1)
 
 
+_LOOSE_CHAR = 'char ::= [^"\\\\]'
+_STRICT_CHAR = 'char ::= [^"\\\\\\x7F\\x00-\\x1F]'
+
+
+def strict_strings(grammar: Any) -> None:
+    """Make a llama-cpp-python JSON grammar's strings exclude control characters, as JSON
+    requires and llama.cpp's own converter does. llama-cpp-python 0.3.36 writes `char ::=
+    [^"\\]`, so a constrained reply could still hold a raw newline inside a string and fail
+    to parse (seen: `{ "country": "France }` + newline + prose, from the 135M model at
+    temperature 0, which broke the standard SDK's `chat.completions.parse`)."""
+    text = getattr(grammar, "_grammar", None)
+    if isinstance(text, str) and _LOOSE_CHAR in text:
+        grammar._grammar = text.replace(_LOOSE_CHAR, _STRICT_CHAR)
+
+
 def install_lazy_grammar() -> None:
     """Make llama_cpp sample grammar-constrained tokens the way llama.cpp's own server does.
 
@@ -179,6 +194,8 @@ def install_lazy_grammar() -> None:
 
     def _init_sampler(self: Any, *args: Any, **kwargs: Any) -> Any:
         grammar = kwargs.get("grammar")
+        if grammar is not None:
+            strict_strings(grammar)
         if grammar is None or args or kwargs.get("logits_processor") is not None:
             return original(self, *args, **kwargs)
         plain = original(self, **{**kwargs, "grammar": None})

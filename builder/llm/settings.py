@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 from builder.config import ConfigFile, config_section, find_key_line
 from builder.errors import InputError
 
-DEFAULT_LOCAL_MODEL = "qwen-0.5b"
+DEFAULT_LOCAL_MODEL = "qwen-1.5b"
 ROLES = ("generator", "verifier", "judge")
 
 # Environment variables read by `resolve_settings` (name in settings -> variable).

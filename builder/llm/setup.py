@@ -73,7 +73,7 @@ def llm_options(f: Callable | None = None, *, lazy: bool = False) -> Callable:
         click.option("--dry-run", is_flag=True, default=False,
                      help="Estimate tokens and cost without calling the model."),
         click.option("--local-model", default=None, metavar="NAME|PATH",
-                     help="Embedded model: qwen-0.5b (default), qwen-1.5b, smollm2-135m or a "
+                     help="Embedded model: qwen-1.5b (default), qwen-0.5b, smollm2-135m or a "
                           ".gguf path (env GOLDEN_LOCAL_MODEL)."),
     ]
 

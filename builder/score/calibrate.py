@@ -13,7 +13,6 @@ in one category on both sides). A warning is raised under 80% exact agreement.
 from __future__ import annotations
 
 import csv
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -21,6 +20,8 @@ from typing import Any
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
 from builder.errors import InputError
+from builder.review.agreement import cohen_kappa
+from builder.text.jsonl import jsonl_rows, read_input_text
 
 CATEGORIES = (1, 2, 3, 4, 5)
 METRICS = ("faithfulness", "correctness", "answer_relevancy")
@@ -45,12 +46,7 @@ def read_human_scores(path: str | Path) -> list[HumanScore]:
     """Load a CSV (header row) or JSONL file of human scores; InputError with file:line."""
     spath = str(path)
     p = Path(path)
-    if not p.is_file():
-        raise InputError("file not found", path=spath)
-    try:
-        text = p.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read ({exc})", path=spath) from None
+    text = read_input_text(path, encoding="utf-8-sig")
     rows: list[tuple[int, Any]] = []
     if p.suffix.lower() == ".csv":
         reader = csv.DictReader(text.splitlines())
@@ -64,16 +60,7 @@ def read_human_scores(path: str | Path) -> list[HumanScore]:
             raise InputError(f"malformed CSV ({exc})", path=spath,
                              line=reader.reader.line_num) from None
     else:
-        for n, line in enumerate(text.split("\n"), 1):  # not splitlines(): U+2028 is data
-            if not line.strip():
-                continue
-            try:
-                rows.append((n, json.loads(line)))
-            except json.JSONDecodeError as exc:
-                raise InputError(f"malformed JSON ({exc.msg})", path=spath, line=n) from None
-            except RecursionError:
-                raise InputError("malformed JSON (nested too deeply)", path=spath,
-                                 line=n) from None
+        rows = list(jsonl_rows(text, spath))
     scores = []
     for n, row in rows:
         if not isinstance(row, dict):
@@ -92,46 +79,9 @@ def read_human_scores(path: str | Path) -> list[HumanScore]:
 
 def quadratic_kappa(pairs: Sequence[tuple[int, int]]) -> float | None:
     """Quadratic-weighted Cohen's kappa over CATEGORIES; None when undefined."""
-    n = len(pairs)
-    if n == 0:
-        return None
     k = len(CATEGORIES)
-    index = {c: i for i, c in enumerate(CATEGORIES)}
-    observed = [[0.0] * k for _ in range(k)]
-    hist_a = [0.0] * k
-    hist_b = [0.0] * k
-    for a, b in pairs:
-        observed[index[a]][index[b]] += 1
-        hist_a[index[a]] += 1
-        hist_b[index[b]] += 1
-    num = den = 0.0
-    for i in range(k):
-        for j in range(k):
-            w = (i - j) ** 2 / (k - 1) ** 2
-            num += w * observed[i][j]
-            den += w * hist_a[i] * hist_b[j] / n
-    if den == 0:
-        return None
-    return 1 - num / den
-
-
-def cohen_kappa(pairs: Sequence[tuple[Any, Any]]) -> float | None:
-    """Unweighted Cohen's kappa for categorical labels (e.g. hallucinated yes/no): observed
-    agreement corrected for the agreement the two sides' label frequencies give by chance.
-    None when undefined (no pairs, or both sides always give the same single label)."""
-    n = len(pairs)
-    if not n:
-        return None
-    observed = sum(a == b for a, b in pairs) / n
-    left: dict[Any, int] = {}
-    right: dict[Any, int] = {}
-    for a, b in pairs:
-        left[a] = left.get(a, 0) + 1
-        right[b] = right.get(b, 0) + 1
-    expected = sum(left[c] * right.get(c, 0) for c in left) / (n * n)
-    if expected == 1:
-        return None
-    return (observed - expected) / (1 - expected)
+    return cohen_kappa(pairs, weight=lambda a, b: (a - b) ** 2 / (k - 1) ** 2,
+                       categories=CATEGORIES)
 
 
 def agreement(pairs: Sequence[tuple[int, int]]) -> dict[str, Any]:

@@ -284,14 +284,11 @@ def calibrate(obj, run_id, import_path, as_json):
     quadratic-weighted kappa, per metric; warns under 80% exact agreement."""
     from builder.score.calibrate import calibrate as agree, print_calibration, read_human_scores
     from builder.store.calibration import human_scores, import_calibration
-    from builder.store.runs import get_run, list_run_items
+    from builder.store.runs import list_run_items, require_run
 
     imported = [s.model_dump() for s in read_human_scores(import_path)] if import_path else None
     with obj.open_store() as store:
-        run = get_run(store, run_id)
-        if run is None:
-            raise InputError(f"no scored run {run_id!r}" if run_id else
-                             "no scored run in the database: run `golden score` first")
+        run = require_run(store, run_id)
         if imported is not None:  # kept with the run, next to the review UI's scores
             import_calibration(store, run["id"], imported)
             human = imported

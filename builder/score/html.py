@@ -16,12 +16,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from html import escape
-from pathlib import Path
 from typing import Any
 
 from builder.score.compare import change_text, deltas_text
 from builder.score.directions import arrow, lower_is_better
-from builder.score.report import breakdown_columns, fmt, query_label, visible
+from builder.score.report import (
+    breakdown_columns, fmt, query_label, report_title, trend_columns, visible,
+)
 
 SCALE_5 = {"faithfulness", "answer_relevancy", "correctness"}
 _NUM = ' class="num"'
@@ -148,20 +149,28 @@ def render_html(report: Mapping[str, Any]) -> str:
     summary = report["summary"]
     c = report["counts"]
     ks = report["options"]["ks"]
-    title = f"golden score: {Path(report['run'] or 'run').name}"
+    title = report_title(report)
     anchors = {qid: f"q-{n}" for n, qid in enumerate(report["per_query"])}
     misses = report.get("retrieval_misses") or []
     bad = report["bad_cases"]
-    out = [
-        f"<p class=\"muted\">golden file {_e(report['golden'])} · run file {_e(report['run'])}"
-        f" · {c['golden_items']} items ({c['answerable']} answerable, {c['unanswerable']} "
-        f"unanswerable) · {c['in_run']} in the run · {c['missing_from_run']} missing · "
-        f"{c.get('unknown_in_run', 0)} run queries not in the golden file · {c['judged']} "
-        f"judged</p>",
-        "<nav><a href=\"#headline\">headline</a><a href=\"#by-type\">by type</a>"
-        "<a href=\"#by-difficulty\">by difficulty</a><a href=\"#misses\">retrieval misses</a>"
-        "<a href=\"#bad\">bad cases</a><a href=\"#queries\">queries</a></nav>",
-    ]
+    if report.get("subtitle"):
+        about = _e(report["subtitle"])
+    else:
+        about = (f"golden file {_e(report['golden'])} · run file {_e(report['run'])}"
+                 f" · {c['golden_items']} items ({c['answerable']} answerable, "
+                 f"{c['unanswerable']} unanswerable) · {c['in_run']} in the run · "
+                 f"{c['missing_from_run']} missing · {c.get('unknown_in_run', 0)} run queries "
+                 f"not in the golden file · {c['judged']} judged")
+    links = [("headline", "headline"), ("by-type", "by type"),
+             ("by-difficulty", "by difficulty")]
+    if report.get("retrieval_miss_k") is not None:
+        links.append(("misses", "retrieval misses"))
+    links.append(("bad", "bad cases"))
+    if report.get("trends"):
+        links.append(("trends", "trends"))
+    links.append(("queries", "queries"))
+    out = [f"<p class=\"muted\">{about}</p>",
+           "<nav>" + "".join(f'<a href="#{a}">{t}</a>' for a, t in links) + "</nav>"]
     out += [f'<p class="warn">{_e(w)}</p>' for w in report["warnings"]]
 
     out.append("<h2 id=\"headline\">Headline</h2>")
@@ -201,7 +210,8 @@ def render_html(report: Mapping[str, Any]) -> str:
                           numeric=set(range(1, len(cols) + 2))))
 
     out += _misses_section(report, misses, anchors)
-    out += _bad_section(bad, anchors)
+    out += _bad_section(bad, anchors, report.get("bad_case_rule"))
+    out += _trends_section(report.get("trends"))
     out += _queries_section(report, anchors, misses, bad)
 
     unscored = report["judge"]["unscored"]
@@ -256,8 +266,19 @@ def _misses_section(report, misses, anchors) -> list[str]:
     return out
 
 
-def _bad_section(bad, anchors) -> list[str]:
+def _bad_section(bad, anchors, rule: str | None = None) -> list[str]:
     out = [f"<h2 id=\"bad\">Bad cases ({len(bad)})</h2>"]
+    if rule:
+        out.append(f"<p class=\"muted\">{_e(rule)}</p>")
+        if not bad:
+            return out + ["<p class=\"muted\">None.</p>"]
+        out.append(_table(
+            ["question", "date", "cause", "signals", "evidence"],
+            [[_query_link(b, anchors, b["query_id"]), _e((b.get("at") or "")[:10]),
+              _e(b["attribution"]), _e(", ".join(b.get("signals") or [])),
+              "<br>".join(_e(x, 300) for x in b.get("evidence") or [b["reason"]])]
+             for b in bad], row_ids=[f"bad-{i}" for i in range(len(bad))]))
+        return out
     if not bad:
         return out + ["<p class=\"muted\">None (bad cases need the judge's correctness; see "
                       "the retrieval misses without it).</p>"]
@@ -270,6 +291,81 @@ def _bad_section(bad, anchors) -> list[str]:
         [[_query_link(b, anchors, b["query_id"]), _e(b["type"]), _num(b["correctness"]),
           _num(b["faithfulness"]), _e(b["attribution"]), _e(b["reason"], 300)] for b in bad],
         numeric={2, 3}, row_ids=[f"bad-{i}" for i in range(len(bad))]))
+    return out
+
+
+def line_chart(labels: Sequence[str], values: Sequence[float | None], *, maximum: float,
+               width: int = 300, height: int = 110) -> str:
+    """One series over periods as an inline SVG line with dots; None leaves a gap. The y axis
+    runs from 0 to `maximum` (1 for shares, 5 for 1-5 scores)."""
+    left, right, top, bottom = 34, 8, 8, 22
+    plot_w, plot_h = width - left - right, height - top - bottom
+    n = len(values)
+
+    def x(i: int) -> float:
+        return left + (plot_w * i / (n - 1) if n > 1 else plot_w / 2)
+
+    def y(v: float) -> float:
+        share = 0.0 if maximum <= 0 else max(0.0, min(1.0, v / maximum))
+        return top + plot_h * (1 - share)
+
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+             f'role="img" aria-label="line chart">',
+             f'<rect x="{left}" y="{top}" width="{plot_w}" height="{plot_h}" fill="#f7f8fa"/>',
+             f'<text x="0" y="{top + 9}">{_e(fmt_axis(maximum))}</text>',
+             f'<text x="0" y="{top + plot_h}">0</text>']
+    segment: list[str] = []
+    for i, v in enumerate([*values, None]):
+        if v is not None:
+            segment.append(f"{x(i):.1f},{y(v):.1f}")
+            parts.append(f'<circle cx="{x(i):.1f}" cy="{y(v):.1f}" r="2.5" fill="{PALETTE[0]}">'
+                         f"<title>{_e(labels[i])}: {_e(fmt(v))}</title></circle>")
+        elif segment:
+            if len(segment) > 1:
+                parts.append(f'<polyline points="{" ".join(segment)}" fill="none" '
+                             f'stroke="{PALETTE[0]}" stroke-width="1.5"/>')
+            segment = []
+    if labels:
+        parts.append(f'<text x="{left}" y="{height - 6}">{_e(labels[0], 12)}</text>')
+        if n > 1:
+            parts.append(f'<text x="{left + plot_w}" y="{height - 6}" text-anchor="end">'
+                         f"{_e(labels[-1], 12)}</text>")
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def fmt_axis(value: float) -> str:
+    return f"{value:g}"
+
+
+def _trends_section(trends: Mapping[str, Any] | None) -> list[str]:
+    if not trends:
+        return []
+    out = [f"<h2 id=\"trends\">Trends per {_e(trends['period'])}</h2>"]
+    rows = trends["rows"]
+    if not rows:
+        return out + ["<p class=\"muted\">No records in the trend window.</p>"]
+    out.append("<p class=\"muted\">Feedback rates over every record; judge means over the "
+               "records of the random sample judged with the current judge (lower is better "
+               "for hallucination and refusal rates). Hover a dot for its value.</p>")
+    labels = [r["period"] for r in rows]
+    charts = []
+    for metric in [*trends["metrics"], "thumbs_down_rate", "handoff_rate", "records"]:
+        values = [r.get(metric) for r in rows]
+        if all(v is None for v in values):
+            continue
+        maximum = (5.0 if metric in SCALE_5 else
+                   max([v for v in values if v is not None] + [1.0]) if metric == "records"
+                   else 1.0)
+        direction = " (lower is better)" if lower_is_better(metric) else ""
+        charts.append(f'<figure style="display:inline-block;margin:0 1rem 1rem 0">'
+                      f"<figcaption>{_e(metric + direction)}</figcaption>"
+                      f"{line_chart(labels, values, maximum=maximum)}</figure>")
+    out += charts
+    cols = trend_columns(trends)
+    out.append(_table([trends["period"], *cols],
+                      [[_e(r["period"]), *(_num(r[c]) for c in cols)] for r in rows],
+                      numeric=set(range(1, len(cols) + 1))))
     return out
 
 

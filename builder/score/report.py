@@ -146,14 +146,22 @@ def breakdown_columns(report: Mapping[str, Any]) -> list[str]:
     return [m for m in wanted if m in present]
 
 
+def report_title(report: Mapping[str, Any]) -> str:
+    """The report's own title (`golden logs: ...`), else `golden score: <run file>`."""
+    return report.get("title") or f"golden score: {Path(report['run'] or 'run').name or 'run'}"
+
+
 def render_markdown(report: Mapping[str, Any]) -> str:
-    out = [f"# golden score: {md_cell(Path(report['run'] or '').name or 'run')}", ""]
-    out += [f"- golden file: `{md_cell(report['golden'], None)}`",
-            f"- run file: `{md_cell(report['run'], None)}`"]
+    out = [f"# {md_cell(report_title(report), None)}", ""]
     c = report["counts"]
-    out += [f"- items: {c['golden_items']} ({c['answerable']} answerable, "
-            f"{c['unanswerable']} unanswerable); in run: {c['in_run']}; "
-            f"missing from run: {c['missing_from_run']}; judged: {c['judged']}", ""]
+    if report.get("subtitle"):
+        out += [md_cell(report["subtitle"], None), ""]
+    else:
+        out += [f"- golden file: `{md_cell(report['golden'], None)}`",
+                f"- run file: `{md_cell(report['run'], None)}`"]
+        out += [f"- items: {c['golden_items']} ({c['answerable']} answerable, "
+                f"{c['unanswerable']} unanswerable); in run: {c['in_run']}; "
+                f"missing from run: {c['missing_from_run']}; judged: {c['judged']}", ""]
     for w in report["warnings"]:
         out.append(f"> **Warning:** {md_cell(w, None)}")
     if report["warnings"]:
@@ -175,14 +183,23 @@ def render_markdown(report: Mapping[str, Any]) -> str:
                          [[md_cell(name), str(g["n"]), *(fmt(g.get(m)) for m in cols)]
                           for name, g in groups.items()])
     out += _markdown_misses(report)
-    if report["bad_cases"]:
+    bad = report["bad_cases"]
+    if bad and report.get("bad_case_rule"):
+        out += [f"## Bad cases ({len(bad)})", "", md_cell(report["bad_case_rule"], None), ""]
+        out += md_table(
+            ["question", "date", "cause", "signals", "evidence"],
+            [[md_cell(query_label(b), 120), md_cell((b.get("at") or "")[:10]),
+              md_cell(b["attribution"]), md_cell(", ".join(b.get("signals") or [])),
+              md_cell(b["reason"], 400)] for b in bad])
+    elif bad:
         out += ["## Bad cases (correctness < 4)", ""]
         out += md_table(
             ["question", "type", "correctness", "faithfulness", "cause", "reason"],
             [[md_cell(query_label(b), 120), md_cell(b["type"]), fmt(b["correctness"]),
               fmt(b["faithfulness"]), md_cell(b["attribution"]), md_cell(b["reason"], 160)]
-             for b in report["bad_cases"]],
+             for b in bad],
         )
+    out += _markdown_trends(report.get("trends"))
     unscored = report["judge"]["unscored"]
     if unscored:
         items = c.get("judge_unscored_items", len({u["query_id"] for u in unscored}))
@@ -200,6 +217,22 @@ def render_markdown(report: Mapping[str, Any]) -> str:
                 " ignored)", ""]
         out += [f"- {md_cell(u['query'], 200)}" for u in unknown] + [""]
     return "\n".join(out)
+
+
+def trend_columns(trends: Mapping[str, Any]) -> list[str]:
+    """The columns of a trend table, in order: volume, feedback rates, latency, judge means."""
+    return ["records", *trends["rates"], "latency_mean_ms", "judged", *trends["metrics"]]
+
+
+def _markdown_trends(trends: Mapping[str, Any] | None) -> list[str]:
+    if not trends or not trends["rows"]:
+        return []
+    cols = trend_columns(trends)
+    out = [f"## Trends per {trends['period']}", "",
+           "Rates over every record; judge means over the random sample only.", ""]
+    out += md_table([trends["period"], *cols],
+                    [[md_cell(r["period"]), *(fmt(r[c]) for c in cols)] for r in trends["rows"]])
+    return out
 
 
 def _question_of(report: Mapping[str, Any], qid: str) -> str:
@@ -233,6 +266,7 @@ def _markdown_misses(report: Mapping[str, Any]) -> list[str]:
 
 def print_terminal(report: Mapping[str, Any], console=None) -> None:
     """A compact rich summary: metrics, operations, per-type table, worst bad cases."""
+    from rich import box
     from rich.console import Console
     from rich.table import Table
     from rich.text import Text
@@ -294,7 +328,15 @@ def print_terminal(report: Mapping[str, Any], console=None) -> None:
                        Text(visible(", ".join(m["retrieved_ids"][:3]), 40)))
         console.print(mt)
     bad = report["bad_cases"]
-    if bad:
+    if bad and report.get("bad_case_rule"):
+        bct = Table(title=f"Bad cases ({len(bad)}, first 10)", title_justify="left")
+        for col in ("question", "cause", "evidence"):
+            bct.add_column(col)
+        for b in bad[:10]:
+            bct.add_row(Text(visible(query_label(b), 50)), Text(str(b["attribution"])),
+                        Text(visible(b["reason"], 90)))
+        console.print(bct)
+    elif bad:
         bct = Table(title=f"Bad cases ({len(bad)}, worst 10)", title_justify="left")
         for col in ("question", "correct.", "cause"):
             bct.add_column(col)
@@ -302,11 +344,34 @@ def print_terminal(report: Mapping[str, Any], console=None) -> None:
             bct.add_row(Text(visible(query_label(b), 70)), fmt(b["correctness"]),
                         Text(str(b["attribution"])))
         console.print(bct)
+    trends = report.get("trends")
+    if trends and trends["rows"]:
+        short = {"records": "records", "thumbs_down_rate": "down", "judged": "judged",
+                 "faithfulness": "faith", "hallucination_rate": "halluc",
+                 "answer_relevancy": "relev", "context_relevance": "ctx",
+                 "wrong_refusal_rate": "refus"}
+        shown = [c for c in short if c in ("records", "thumbs_down_rate", "judged")
+                 or c in trends["metrics"]]
+        tt = Table(title=f"Trends per {trends['period']} (down: thumbs-down share of all "
+                         "records; judge means of the random sample)", title_justify="left",
+                   box=box.SIMPLE_HEAD, pad_edge=False)
+        tt.add_column(trends["period"], no_wrap=True)
+        for col in shown:
+            tt.add_column(short[col], justify="right", no_wrap=True)
+        for r in trends["rows"][-14:]:
+            tt.add_row(r["period"], *("–" if r[c] is None else
+                                      f"{r[c]:.2f}" if isinstance(r[c], float) else str(r[c])
+                                      for c in shown))
+        console.print(tt)
     c = report["counts"]
-    console.print(Text(
-        f"{c['retrieval_scored']} queries scored for retrieval, {c['judged']} judged "
-        f"({c.get('judge_unscored_items', 0)} items with {c['judge_unscored']} judge metrics "
-        f"not scored), {c['missing_from_run']} "
-        f"missing from the run, {c.get('unknown_in_run', 0)} run queries not in the golden set."))
+    if not report["options"]["ks"]:  # records without gold (production logs): no retrieval
+        console.print(Text(f"{c['judged']} answers judged ({c.get('judge_unscored_items', 0)}"
+                           f" with {c['judge_unscored']} judge metrics not scored)."))
+    else:
+        console.print(Text(
+            f"{c['retrieval_scored']} queries scored for retrieval, {c['judged']} judged "
+            f"({c.get('judge_unscored_items', 0)} items with {c['judge_unscored']} judge "
+            f"metrics not scored), {c['missing_from_run']} missing from the run, "
+            f"{c.get('unknown_in_run', 0)} run queries not in the golden set."))
     for w in report["warnings"]:
         console.print(Text("warning: " + visible(w), style="yellow"))

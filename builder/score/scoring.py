@@ -35,14 +35,14 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from typing import TYPE_CHECKING
 
 from builder.score.directions import JUDGE_METRICS
-from builder.vocabulary import DIFFICULTIES, TYPES
+from builder.vocabulary import DIFFICULTIES, ITEM_TYPES
 from builder.score.retrieval import (
     DEFAULT_KS, evaluate, mean_metrics, metric_names, ranked_ids,
 )
@@ -59,7 +59,7 @@ if TYPE_CHECKING:  # the TREC path never loads pydantic or the judge
 
 
 _NATURAL_ORDER = {"difficulty": {d: i for i, d in enumerate(DIFFICULTIES)},
-                  "type": {t: i for i, t in enumerate(TYPES)}}
+                  "type": {t: i for i, t in enumerate(ITEM_TYPES)}}
 
 
 @dataclass(frozen=True)
@@ -219,9 +219,10 @@ def _assemble(*, golden_path: str, run_path: str | None, options: ScoreOptions,
               per_query: dict[str, dict[str, Any]], counts: dict[str, int],
               operations: dict[str, Any], judge: dict[str, Any],
               missing: Mapping[str, str | None], warnings: list[str], misses: dict[str, Any],
-              unknown: list[dict[str, Any]],
-              breakdowns: bool = True) -> dict[str, Any]:
-    """The report dict in its stable layout; summary and breakdowns derive from per_query."""
+              unknown: list[dict[str, Any]], breakdowns: bool = True,
+              summary_of: Collection[str] | None = None) -> dict[str, Any]:
+    """The report dict in its stable layout; summary and breakdowns derive from per_query (the
+    summary from the `summary_of` entries only, when given)."""
     for miss in misses["items"]:
         entry = per_query[miss["query_id"]]
         miss.update(question=entry["question"], type=entry["type"],
@@ -233,7 +234,8 @@ def _assemble(*, golden_path: str, run_path: str | None, options: ScoreOptions,
         "run": run_path,
         "options": asdict(options) | {"judge": judge["model"] is not None},
         "counts": counts,
-        "summary": _ordered_means([e["metrics"] for e in per_query.values()], options.ks),
+        "summary": _ordered_means([e["metrics"] for q, e in per_query.items()
+                                   if summary_of is None or q in summary_of], options.ks),
         "per_query": per_query,
         "breakdowns": {field: _breakdown(per_query, field, options.ks) if breakdowns else {}
                        for field in ("type", "difficulty")},
@@ -297,13 +299,16 @@ def operations_of(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 def build_records_report(records: Sequence[Mapping[str, Any]], *, source: str,
                          judged: Mapping[str, JudgeOutcome] | None = None,
                          judge_model: str | None = None,
-                         judge_prompts: Mapping[str, str] | None = None) -> dict[str, Any]:
+                         judge_prompts: Mapping[str, str] | None = None,
+                         summary_of: Collection[str] | None = None) -> dict[str, Any]:
     """A report in the standard layout from plain records, for answers that have no golden
     item (production logs, a chat export): each record a mapping with `query_id`, `question`
     and optionally `type`, `difficulty`, `latency_ms`, `cost`, `prompt_tokens`,
     `completion_tokens`; `judged` the judge's outcomes by query id (`judge.judge_records`).
     No retrieval metrics (there is no gold), so every renderer, `compare` and the gate work on
-    the judge and operations figures alone."""
+    the judge and operations figures alone. `summary_of` limits the summary means (what the
+    gate reads) to those query ids, e.g. the random part of a sample; breakdowns and per-query
+    figures still cover every record."""
     judged = judged or {}
     per_query: dict[str, dict[str, Any]] = {}
     for r in records:
@@ -321,7 +326,7 @@ def build_records_report(records: Sequence[Mapping[str, Any]], *, source: str,
         items = len({u["query_id"] for u in unscored})
         warnings.append(f"the judge could not score {items} item(s) ({len(unscored)} metric(s)); "
                         "they are listed under judge.unscored and left out of the means.")
-    return _assemble(
+    report = _assemble(
         golden_path=source, run_path=source, options=ScoreOptions(ks=()), per_query=per_query,
         counts={"golden_items": len(per_query), "answerable": len(per_query), "unanswerable": 0,
                 "in_run": len(per_query), "missing_from_run": 0, "unknown_in_run": 0,
@@ -330,7 +335,12 @@ def build_records_report(records: Sequence[Mapping[str, Any]], *, source: str,
         operations=operations_of(records),
         judge={"model": judge_model, "prompts": dict(judge_prompts or {}), "unscored": unscored},
         missing={}, warnings=warnings, misses={"k": None, "total": 0, "items": []}, unknown=[],
+        summary_of=summary_of,
     )
+    for field, groups in report["breakdowns"].items():  # records without labels: no breakdown
+        if set(groups) == {"unknown"}:
+            report["breakdowns"][field] = {}
+    return report
 
 
 def _attribution(relevance: Mapping[str, int], run_item: RunItem | None,

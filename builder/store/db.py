@@ -35,6 +35,7 @@ import sqlite_utils
 
 from builder import __version__
 from builder.errors import GoldenError, InputError, JobError
+from builder.store.review_overlap import register_functions
 
 BUSY_TIMEOUT_MS = 30_000
 
@@ -129,6 +130,7 @@ class Store:
                 check_same_thread=False,
             )
             conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+            register_functions(conn)
             _refuse_foreign(conn, path)  # before WAL: that pragma alone would change the file
             _refuse_newer(conn, path)
             conn.execute("PRAGMA journal_mode=WAL")

@@ -24,8 +24,10 @@ _CANDIDATE_COLUMNS = """
     coalesce(edit_type, type) AS type, coalesce(edit_difficulty, difficulty) AS difficulty,
     edit_question IS NOT NULL AS edited_question, edit_answer IS NOT NULL AS edited_answer,
     edit_type IS NOT NULL AS edited_type, edit_difficulty IS NOT NULL AS edited_difficulty,
-    language, chunk_ids, evidence, seed_fact_id, document_id, generator_model, status, verdict,
-    reviewer, reviewed_at
+    edit_chunk_ids IS NOT NULL AS edited_chunks,
+    language, coalesce(edit_chunk_ids, chunk_ids) AS chunk_ids, evidence, seed_fact_id,
+    document_id, generator_model, status, verdict, reviewer, reviewed_at, reject_reason,
+    reject_note, provenance
 """
 
 _BATCH_LIMIT = 900  # stays far below SQLite's bound on host parameters
@@ -48,6 +50,7 @@ def _selection_where(statuses: Sequence[str], types: Sequence[str] | None) -> tu
     clause = (
         f"status IN ({', '.join('?' * len(statuses))}) AND duplicate_of IS NULL"
         " AND (status = 'accepted' OR verdict IS NULL OR verdict <> 'failed')"
+        " AND (type <> 'production' OR (status = 'accepted' AND edit_chunk_ids IS NOT NULL))"
     )
     if types:
         clause += f" AND coalesce(edit_type, type) IN ({', '.join('?' * len(types))})"
@@ -79,7 +82,9 @@ def iter_selection_keys(store: Store, statuses: Sequence[str],
     Selected: status in `statuses`; never a duplicate (duplicate_of set); effective type (the
     reviewer's edit, else the generated one) in `types` when given. An item a human accepted is
     taken whatever the automatic verdict says; any other status is taken only when the automatic
-    verification did not fail it (verdict pending or passed).
+    verification did not fail it (verdict pending or passed). A `production` item (promoted
+    from logs) only once a reviewer accepted it with its relevant chunks marked: before that
+    it has no reviewed reference, whatever `statuses` asks for.
 
     Scans the table in rowid order from one cursor (no sort, no full fetch): O(table), bounded
     memory, whatever the share of rows selected.

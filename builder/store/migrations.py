@@ -320,7 +320,183 @@ def m005_fact_cells(db: Database) -> None:
 
 
 @migrations()
-def m006_batch_requests(db: Database) -> None:
+def m006_review_team(db: Database) -> None:
+    """Review as a team (builder/store/review_log.py, review_leases.py): per-annotator votes,
+    item leases, overlap and adjudication, portable log rows.
+
+    - `review_votes`: each annotator's current decision per candidate (accept | reject | skip),
+      a projection of the log like the candidate's status; `final` = 1 marks an adjudicator's
+      decision (or a bulk action told to overwrite), which settles the item. Existing decided
+      candidates get one vote from their `reviewer` (the state they had: earlier decisions by
+      others were overwritten before this migration and cannot be told apart).
+    - `candidates.votes` (accept/reject votes), `conflict` (1: the votes disagree and no final
+      decision exists: the adjudication queue), `adjudicated_by` (who made the final decision).
+      Partial indexes find the few candidates waiting for more votes or for adjudication, and
+      those with 2+ votes (agreement), without a scan.
+    - `review_leases`: which session holds which candidate until when (unix seconds), so two
+      annotators are never offered the same item; rows are short-lived.
+    - `review_log.uid` (a stable id across machines: export-log / import-log) and `final`.
+    Adding columns with constant defaults is a schema change only: no row is rewritten; the
+    uid backfill rewrites review_log once.
+    """
+    db.execute("ALTER TABLE candidates ADD COLUMN votes INTEGER NOT NULL DEFAULT 0")
+    db.execute("ALTER TABLE candidates ADD COLUMN conflict INTEGER NOT NULL DEFAULT 0")
+    db.execute("ALTER TABLE candidates ADD COLUMN adjudicated_by TEXT")
+    db.execute("CREATE INDEX candidates_waiting ON candidates(conflict)"
+               " WHERE status = 'pending' AND votes > 0")
+    db.execute("CREATE INDEX candidates_votes ON candidates(votes) WHERE votes > 1")
+    db.execute("ALTER TABLE review_log ADD COLUMN uid TEXT")
+    db.execute("ALTER TABLE review_log ADD COLUMN final INTEGER NOT NULL DEFAULT 0")
+    db.execute("UPDATE review_log SET uid = lower(hex(randomblob(16)))")
+    db.execute("CREATE UNIQUE INDEX review_log_uid ON review_log(uid)")
+    db.execute(
+        """
+        CREATE TABLE review_votes (         -- projection of review_log: one row per voter
+            candidate_id TEXT NOT NULL REFERENCES candidates(id),
+            annotator TEXT NOT NULL,
+            final INTEGER NOT NULL DEFAULT 0,   -- 1: a final (adjudicated) decision
+            decision TEXT NOT NULL,             -- accept | reject | skip
+            reason TEXT,
+            note TEXT,
+            at TEXT NOT NULL,
+            log_id INTEGER,                     -- the review_log row that set it
+            PRIMARY KEY (candidate_id, annotator, final)
+        )
+        """
+    )
+    db.execute("CREATE INDEX review_votes_annotator ON review_votes(annotator, decision)")
+    db.execute(
+        """
+        INSERT INTO review_votes (candidate_id, annotator, final, decision, reason, note, at,
+                                  log_id)
+        SELECT c.id, c.reviewer, 0,
+               CASE c.status WHEN 'accepted' THEN 'accept' WHEN 'rejected' THEN 'reject'
+                             ELSE 'skip' END,
+               c.reject_reason, c.reject_note, COALESCE(c.reviewed_at, c.updated_at),
+               (SELECT max(r.id) FROM review_log r WHERE r.candidate_id = c.id)
+        FROM candidates c
+        WHERE c.status IN ('accepted', 'rejected', 'skipped') AND c.reviewer IS NOT NULL
+        """
+    )
+    db.execute("UPDATE candidates SET votes = 1"
+               " WHERE status IN ('accepted', 'rejected') AND reviewer IS NOT NULL")
+    db.execute(
+        """
+        CREATE TABLE review_leases (        -- who is looking at what, until when
+            candidate_id TEXT NOT NULL,
+            session TEXT NOT NULL,              -- one review UI process
+            annotator TEXT NOT NULL,
+            expires_at REAL NOT NULL,           -- unix seconds
+            PRIMARY KEY (candidate_id, session)
+        )
+        """
+    )
+    db.execute("CREATE INDEX review_leases_session ON review_leases(session)")
+
+
+@migrations()
+def m007_production_logs(db: Database) -> None:
+    """Production logs (builder/store/logs.py) and the golden items promoted from them
+    (builder/store/production.py).
+
+    - `log_records`: one request of the RAG system in production, scrubbed of personal data
+      before it was written (builder/logs/scrub.py). `sample_key` in [0, 1) is a hash of the
+      id: `sample_key < rate` is the deterministic sample. `flagged` = thumbs down, re-asked
+      or handed to a human (always evaluated). Contexts are stored once in `log_contexts`
+      (content-addressed: the same chunk text retrieved by many requests is one row) and
+      referenced by `context_hashes`, in retrieval order.
+    - `log_imports`: what each `golden logs import` read, added and scrubbed.
+    - `log_evaluations`: the judge's outcome for one record under one judge configuration
+      (`judge_key`: model, prompt versions, aspects), so evaluating again judges only what is
+      new and trends compare like with like.
+    - `candidates.provenance` (JSON: where a `production` item came from) and
+      `candidates.edit_chunk_ids` (JSON list: the relevant chunks a reviewer marked; NULL
+      while unmarked). `production_links`: log records linked to an existing item as
+      near-duplicates instead of being added twice.
+    Adding nullable columns is a schema change only: no candidate row is rewritten.
+    """
+    db.execute(
+        """
+        CREATE TABLE log_imports (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            paths TEXT NOT NULL,            -- JSON list of the files read
+            lines INTEGER NOT NULL,
+            records INTEGER NOT NULL,       -- records read (a trace of spans is one record)
+            added INTEGER NOT NULL,
+            unchanged INTEGER NOT NULL,     -- already imported with the same content
+            differing INTEGER NOT NULL,     -- already imported with other content (kept as was)
+            scrubbed TEXT NOT NULL,         -- JSON {kind: replacements}
+            at TEXT NOT NULL
+        )
+        """
+    )
+    db.execute(
+        """
+        CREATE TABLE log_records (
+            id TEXT PRIMARY KEY,            -- the record's own id (a trace id for spans);
+                                            -- pseudonymised when it held personal data
+            at TEXT NOT NULL,               -- ISO-8601 UTC time of the request
+            session_id TEXT,
+            query TEXT NOT NULL,
+            answer TEXT,
+            retrieved_ids TEXT,             -- JSON list, rank order
+            context_hashes TEXT,            -- JSON list of log_contexts.hash, in order
+            latency_ms REAL,
+            prompt_tokens INTEGER,
+            completion_tokens INTEGER,
+            cost REAL,
+            model TEXT,
+            thumbs TEXT,                    -- up | down | NULL
+            feedback_reason TEXT,
+            reasked INTEGER NOT NULL DEFAULT 0,
+            handed_off INTEGER NOT NULL DEFAULT 0,
+            flagged INTEGER NOT NULL DEFAULT 0,   -- thumbs down, re-asked or handed off
+            sample_key REAL NOT NULL,       -- [0, 1), from a hash of the id
+            metadata TEXT,                  -- JSON, scrubbed like every other string
+            source TEXT NOT NULL,           -- golden | otlp | span: the line format
+            content_hash TEXT NOT NULL,     -- sha256 of the stored record
+            import_id INTEGER NOT NULL REFERENCES log_imports(id)
+        )
+        """
+    )
+    db.execute("CREATE INDEX log_records_at ON log_records(at)")
+    db.execute("CREATE INDEX log_records_sample ON log_records(sample_key)")
+    db.execute("CREATE INDEX log_records_flagged ON log_records(at) WHERE flagged = 1")
+    db.execute("CREATE INDEX log_records_thumbs_up ON log_records(at) WHERE thumbs = 'up'")
+    db.execute("CREATE TABLE log_contexts (hash TEXT PRIMARY KEY, text TEXT NOT NULL)")
+    db.execute(
+        """
+        CREATE TABLE log_evaluations (
+            record_id TEXT NOT NULL REFERENCES log_records(id),
+            judge_key TEXT NOT NULL,        -- hash of judge model, prompt versions, aspects
+            judge_model TEXT,
+            metrics TEXT,                   -- JSON: flat numbers, as a report's per_query
+            details TEXT,                   -- JSON: scores and reasons
+            unscored TEXT,                  -- JSON list: metrics the judge could not score
+            judged_at TEXT NOT NULL,
+            PRIMARY KEY (record_id, judge_key)
+        )
+        """
+    )
+    db.execute("ALTER TABLE candidates ADD COLUMN provenance TEXT")
+    db.execute("ALTER TABLE candidates ADD COLUMN edit_chunk_ids TEXT")
+    db.execute(
+        """
+        CREATE TABLE production_links (     -- a log record linked to an existing item
+            candidate_id TEXT NOT NULL REFERENCES candidates(id),
+            record_id TEXT NOT NULL,
+            similarity REAL NOT NULL,       -- question shingle Jaccard, 1.0 for the item's own
+            provenance TEXT NOT NULL,       -- JSON: the record's date and signals
+            linked_at TEXT NOT NULL,
+            PRIMARY KEY (candidate_id, record_id)
+        )
+        """
+    )
+    db.execute("CREATE INDEX production_links_record ON production_links(record_id)")
+
+
+@migrations()
+def m008_batch_requests(db: Database) -> None:
     """Requests staged for a batch engine (`--batch DIR`: OpenAI Batch API, vllm run-batch, Ray
     Data) and the result lines imported for them (builder/store/batch.py).
 

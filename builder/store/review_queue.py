@@ -22,6 +22,11 @@ from builder.store.jsoncols import decode
 from builder.vocabulary import STATUSES
 
 DUPLICATES = ("exclude", "include", "only")
+NOW_SQL = "((julianday('now') - 2440587.5) * 86400.0)"
+"""The current time in unix seconds, in SQL (lease expiry times are unix seconds)."""
+OPEN_SQL = "(c.status IN ('pending', 'skipped') AND c.conflict = 0)"
+"""A candidate still open to annotators: nobody settled it, and no conflict waits for an
+adjudicator (a skipped one is open to everyone; see review_leases.claim_next)."""
 
 # Sort orders: name -> (key expressions, direction). The expressions match the indexes made by
 # migration m003 character for character, so SQLite walks an index instead of sorting.
@@ -38,9 +43,13 @@ class CandidateFilter:
     """Which candidates a list shows and in what order. `None` in a field means "any".
 
     The default is the review queue: verdict passed, duplicates hidden, pending first.
+    `conflict=True` is the adjudication queue (annotators disagree, no final decision yet);
+    `reviewer` keeps the candidates that annotator has decided (accept, reject or skip).
     """
 
     status: str | None = None
+    conflict: bool | None = None
+    reviewer: str | None = None
     type: str | None = None
     difficulty: str | None = None
     tag: str | None = None
@@ -56,7 +65,10 @@ class CandidateFilter:
     def describe(self) -> str:
         """One line for the header, e.g. `verdict=passed · no duplicates · sort=queue`."""
         parts = []
-        for name in ("status", "type", "difficulty", "tag", "document_id", "verdict"):
+        if self.conflict is not None:
+            parts.append("conflicts only" if self.conflict else "no conflicts")
+        for name in ("status", "reviewer", "type", "difficulty", "tag", "document_id",
+                     "verdict"):
             value = getattr(self, name)
             if value is not None:
                 parts.append(f"{name.replace('_id', '')}={value}")
@@ -108,6 +120,13 @@ def where_clause(f: CandidateFilter, store: Store | None = None, *, rowid_cap: i
         if value is not None:
             clauses.append(f"{column} = ?")
             params.append(value)
+    if f.conflict is not None:
+        clauses.append("c.conflict = ?")
+        params.append(int(f.conflict))
+    if f.reviewer is not None:
+        clauses.append("EXISTS (SELECT 1 FROM review_votes v WHERE v.candidate_id = c.id"
+                       " AND v.annotator = ?)")
+        params.append(f.reviewer)
     if f.duplicates == "exclude":
         clauses.append("c.duplicate_of IS NULL")
     elif f.duplicates == "only":
@@ -170,9 +189,11 @@ _LIST_COLUMNS = """
     substr(COALESCE(c.edit_question, c.question), 1, 240) AS question,
     (c.edit_question IS NOT NULL OR c.edit_answer IS NOT NULL OR c.edit_type IS NOT NULL
      OR c.edit_difficulty IS NOT NULL) AS edited,
-    c.duplicate_of, c.created_at,
+    c.duplicate_of, c.created_at, c.votes, c.conflict,
     (SELECT group_concat(tg.tag, ' ') FROM candidate_tags tg WHERE tg.candidate_id = c.id)
-     AS tags
+     AS tags,
+    (SELECT group_concat(l.annotator, char(31)) FROM review_leases l WHERE l.candidate_id = c.id
+     AND l.expires_at > """ + NOW_SQL + """) AS held_by
 """
 
 
@@ -262,30 +283,11 @@ def position_of(store: Store, f: CandidateFilter, candidate_id: str) -> int | No
         for cond, kparams, _ in _key_steps(keys, direction, tuple(row), before=True))
 
 
-def next_pending(store: Store, f: CandidateFilter, after_key: tuple | None,
-                 exclude_ids: list[str] | tuple[str, ...] = ()) -> str | None:
-    """Id of the first pending candidate after `after_key` in the filter's order, wrapping to
-    the start; candidates in `exclude_ids` (decisions not yet written) are passed over."""
-    keys, direction = _sort(f)
-    where, params = where_clause(f, store)
-    excl = ""
-    if exclude_ids:
-        excl = f" AND c.id NOT IN ({', '.join('?' * len(exclude_ids))})"
-    whole = ", ".join(f"{k} {direction}" for k in keys)
-    steps = _key_steps(keys, direction, after_key) if after_key is not None else []
-    for cond, kparams, order in [*steps, ("1", [], whole)]:
-        row = store.conn.execute(
-            f"SELECT c.id {where} AND c.status = 'pending'"
-            f" AND {cond}{excl} ORDER BY {order} LIMIT 1",
-            [*params, *kparams, *exclude_ids]).fetchone()
-        if row is not None:
-            return row[0]
-    return None
-
-
 def review_stats(store: Store, f: CandidateFilter) -> dict[str, Any]:
-    """Progress over `f` ignoring its status: {total, reviewed, pending, accepted, rejected,
-    skipped, by_type: {type: {total, reviewed, accepted, rejected}}}. One grouped scan."""
+    """Progress over `f` ignoring its status: {total, reviewed (accepted + rejected: a skipped
+    item is still open), pending, accepted, rejected, skipped, waiting (open, with some of the
+    votes it needs), conflicts (waiting for an adjudicator), by_type: {type: {total, reviewed,
+    accepted, rejected}}}. One grouped scan and one partial-index count."""
     where, params = where_clause(f.without_status(), store, rowid_cap=COUNT_ROWIDS)
     # Grouped by plain columns (the edit wins in Python), so the narrow covering index of
     # m004 answers it without reading the wide rows.
@@ -294,7 +296,13 @@ def review_stats(store: Store, f: CandidateFilter) -> dict[str, Any]:
                 f"SELECT c.status, c.type, c.edit_type, count(*) {where}"
                 " GROUP BY c.status, c.type, c.edit_type", params)]
     stats: dict[str, Any] = {"total": 0, "reviewed": 0, **{s: 0 for s in STATUSES},
-                             "by_type": {}}
+                             "waiting": 0, "conflicts": 0, "by_type": {}}
+    # Open items with votes (waiting for more, or for an adjudicator): few, behind a partial
+    # index (m006), counted apart so the grouped scan above stays on its narrow index.
+    for conflict, n in store.conn.execute(
+            f"SELECT c.conflict, count(*) {where} AND c.status = 'pending' AND c.votes > 0"
+            " GROUP BY c.conflict", params):
+        stats["conflicts" if conflict else "waiting"] += n
     for ctype, status, n in rows:
         stats["total"] += n
         stats[status] = stats.get(status, 0) + n
@@ -303,14 +311,14 @@ def review_stats(store: Store, f: CandidateFilter) -> dict[str, Any]:
         t["total"] += n
         if status in t:
             t[status] += n
-        if status != "pending":
+        if status in ("accepted", "rejected"):
             stats["reviewed"] += n
             t["reviewed"] += n
     return stats
 
 
 def filter_choices(store: Store) -> dict[str, list]:
-    """Values the filter pickers offer: types, difficulties, verdicts, tags, and documents
+    """Values the filter pickers offer: types, difficulties, verdicts, tags, reviewers, and documents
     ([id, title]) that have candidates. Small distinct scans over indexed columns."""
     q = store.conn.execute
     return {
@@ -319,6 +327,8 @@ def filter_choices(store: Store) -> dict[str, list]:
                                        " WHERE difficulty IS NOT NULL ORDER BY 1")],
         "verdict": [r[0] for r in q("SELECT DISTINCT verdict FROM candidates ORDER BY 1")],
         "tag": [r[0] for r in q("SELECT DISTINCT tag FROM candidate_tags ORDER BY 1")],
+        "reviewer": [r[0] for r in q("SELECT DISTINCT annotator FROM review_votes"
+                                     " ORDER BY 1 LIMIT 200")],
         "document": [list(r) for r in q(
             "SELECT d.id, COALESCE(d.title, d.id) FROM documents d WHERE d.id IN"
             " (SELECT DISTINCT document_id FROM candidates) ORDER BY 2 LIMIT 500")],
@@ -332,20 +342,36 @@ def change_marker(store: Store) -> int:
 
 
 def get_candidate(store: Store, candidate_id: str) -> dict | None:
-    """Everything the detail view shows: the candidate row (JSON columns parsed), `tags`, and
+    """Everything the detail view shows: the candidate row (JSON columns parsed), `tags`,
+    `decisions` (every annotator's current decision, oldest first: annotator, final, decision,
+    reason, note, at), `held_by` (annotators holding a live lease on it), and
     `sources`: one entry per hop in order, each a list of chunks {id, text, title,
     heading_path (list), document_id, document_title, pages (PDF page numbers, else []),
-    evidence: [{quote, start, end}]}."""
+    evidence: [{quote, start, end}]} -- the chunks a reviewer marked (`edit_chunk_ids`,
+    decoded: None while unmarked) when there are some, one hop each; and for a production
+    item its `provenance` (decoded) and `linked_records` (how many log records ask it)."""
     rows = store.query("SELECT * FROM candidates WHERE id = ?", (candidate_id,))
     if not rows:
         return None
     cand = rows[0]
     decode(cand, {"chunk_ids": [], "hops": None, "evidence": [], "verification": [],
                   "rejection_reasons": [], "difficulty_signals": {}, "prompts": {},
-                  "fact_ids": []})
+                  "fact_ids": [], "edit_chunk_ids": None, "provenance": None})
+    if cand["provenance"] is not None:
+        cand["linked_records"] = store.conn.execute(
+            "SELECT count(*) FROM production_links WHERE candidate_id = ?",
+            (candidate_id,)).fetchone()[0]
     cand["tags"] = candidate_tags(store.conn, candidate_id)
+    cand["decisions"] = store.query(
+        "SELECT annotator, final, decision, reason, note, at FROM review_votes"
+        " WHERE candidate_id = ? ORDER BY at, log_id", (candidate_id,))
+    cand["held_by"] = [r[0] for r in store.conn.execute(
+        f"SELECT annotator FROM review_leases WHERE candidate_id = ? AND expires_at > {NOW_SQL}"
+        " ORDER BY annotator", (candidate_id,))]
     hops = cand["hops"] if isinstance(cand["hops"], list) and cand["hops"] else [
         [cid] for cid in cand["chunk_ids"]]
+    if isinstance(cand["edit_chunk_ids"], list):
+        hops = [[cid] for cid in cand["edit_chunk_ids"]]
     hops = [h if isinstance(h, list) else [h] for h in hops]
     wanted = sorted({str(cid) for hop in hops for cid in hop})
     chunks: dict[str, dict] = {}

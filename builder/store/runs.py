@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from builder.errors import InputError
 from builder.store.db import Store
 from builder.store.jsoncols import decode, to_json
 from builder.store.timeutil import utcnow
@@ -92,3 +93,13 @@ def list_run_items(store: Store, run_id: str, *, limit: int | None = None,
         params += [limit, offset]
     return [decode(row, ("contexts", "retrieved_ids", "metrics", "judge"))
             for row in store.query(sql, params)]
+
+
+def require_run(store: Store, run_id: str | None = None) -> dict:
+    """`get_run`, or the one-line InputError `golden calibrate` and `golden review
+    --calibrate` both give when there is no such run (or no scored run at all)."""
+    run = get_run(store, run_id)
+    if run is None:
+        raise InputError(f"no scored run {run_id!r}" if run_id else
+                         "no scored run in the database: run `golden score` first")
+    return run

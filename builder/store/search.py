@@ -59,6 +59,50 @@ def search_chunks(
     return store.query(sql, params)
 
 
+MARK_OPEN, MARK_CLOSE = "\ue000", "\ue001"  # private-use characters: never markup
+
+
+def kb_search(store: Store, text: str, k: int = 20, offset: int = 0) -> list[dict]:
+    """Chunks matching any word of `text`, best first (BM25), for a person to read: id,
+    document_id, document_title, title, heading_path (JSON text), text, score, and `spans`:
+    the (start, end) offsets of the matched words in `text` (FTS5's own porter-stemmed
+    matches, through `highlight()` with private-use markers; a chunk that itself contains a
+    marker character falls back to a plain case-insensitive word match). Pages of `k` from
+    `offset`. The words are quoted terms, never FTS5 syntax."""
+    query = fts_query(text)
+    if not query:
+        return []
+    rows = store.query(
+        "SELECT c.id, c.document_id, COALESCE(d.title, d.id) AS document_title, c.title,"
+        " c.heading_path, c.text, -bm25(chunks_fts) AS score,"
+        " highlight(chunks_fts, 0, ?, ?) AS marked"
+        " FROM chunks_fts JOIN chunks c ON c.rowid = chunks_fts.rowid"
+        " LEFT JOIN documents d ON d.id = c.document_id"
+        " WHERE chunks_fts MATCH ? ORDER BY bm25(chunks_fts), c.id LIMIT ? OFFSET ?",
+        [MARK_OPEN, MARK_CLOSE, query, k, offset])
+    words = {w.lower() for w in _WORD.findall(text)}
+    for row in rows:
+        row["spans"] = _marked_spans(row["text"], row.pop("marked") or "", words)
+    return rows
+
+
+def _marked_spans(text: str, marked: str, words: set[str]) -> list[tuple[int, int]]:
+    if MARK_OPEN not in text and MARK_CLOSE not in text:
+        spans, pos, start = [], 0, None
+        for ch in marked:
+            if ch == MARK_OPEN:
+                start = pos
+            elif ch == MARK_CLOSE:
+                if start is not None:
+                    spans.append((start, pos))
+                start = None
+            else:
+                pos += 1
+        if pos == len(text):
+            return spans
+    return [(m.start(), m.end()) for m in _WORD.finditer(text) if m.group().lower() in words]
+
+
 def _phrase_query(phrase: str) -> str:
     """An FTS5 phrase query for the words of `phrase` in a row ("" when it has none)."""
     words = [w.lower().replace('"', '""') for w in _WORD.findall(phrase)]

@@ -17,7 +17,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Label, Select, Static, TextArea
 
-from builder.vocabulary import DIFFICULTIES, TYPES
+from builder.vocabulary import DIFFICULTIES, ITEM_TYPES
 from review_tui.safe_text import safe_text, visible
 from review_tui.widgets.footer import KeyFooter
 
@@ -74,7 +74,8 @@ class EditScreen(ModalScreen[EditResult | None]):
                     yield TextArea(visible(self._current("answer")), id="edit-answer",
                                    soft_wrap=True)
                     with Horizontal(classes="edit-selects"):
-                        types = list(TYPES) + ([c["type"]] if c["type"] not in TYPES else [])
+                        types = list(ITEM_TYPES) + ([c["type"]] if c["type"] not in ITEM_TYPES
+                                                    else [])
                         yield Select([(Text(visible(t, multiline=False)), t) for t in types],
                                      value=self._current("type"), allow_blank=False,
                                      id="edit-type")

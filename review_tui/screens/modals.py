@@ -1,7 +1,9 @@
-"""Small dialogs: confirm (bulk actions), reject reason picker, tag entry, filter editor.
+"""Small dialogs: bulk confirmation, reject reason picker, tag entry, filter editor, agreement.
 
-Labels that come from the database (tags, document titles, types) are shown as `Text` after
-`visible()`, never as markup strings.
+Every dialog's content sits in a scroll container no taller than the screen, so on a small
+terminal (80x24) it scrolls instead of being cut off. Labels that come from the database (tags,
+document titles, types, annotator names) are shown as `Text` after `visible()`, never as
+markup strings.
 """
 
 from __future__ import annotations
@@ -11,14 +13,15 @@ from dataclasses import dataclass, replace
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Grid, Horizontal, Vertical
+from textual.containers import Grid, Horizontal, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, OptionList, Select, Static
 from textual.widgets.option_list import Option
 
+from builder.store import Store
 from builder.store.review_queue import DUPLICATES, SORTS, CandidateFilter
 from builder.vocabulary import DIFFICULTIES, REJECT_REASONS, STATUSES, VERDICTS
-from review_tui.safe_text import safe_text, visible
+from review_tui.safe_text import visible
 
 REASON_LABELS = {
     "wrong_answer": "wrong answer",
@@ -30,33 +33,66 @@ REASON_LABELS = {
 }
 
 
-class ConfirmScreen(ModalScreen[bool]):
-    """Yes/no question; dismisses True only on an explicit yes."""
+@dataclass(frozen=True)
+class BulkChoice:
+    """The answer to a bulk confirmation: overwrite=True includes already-decided items."""
+
+    overwrite: bool
+
+
+class BulkConfirmScreen(ModalScreen[BulkChoice | None]):
+    """Confirm a bulk action. By default it applies to the items nobody decided yet; when the
+    filter also holds decided items the dialog says how many and whose, and overwriting them
+    takes its own key (o). Dismisses None unless the user says yes."""
 
     BINDINGS = [
-        Binding("y", "answer(True)", "Yes", id="confirm.yes"),
-        Binding("n,escape", "answer(False)", "No", id="confirm.no"),
+        Binding("y", "answer(False)", "Undecided only", id="confirm.yes"),
+        Binding("o", "answer(True)", "Overwrite too", id="confirm.overwrite"),
+        Binding("n,escape", "cancel", "No", id="confirm.no"),
     ]
 
-    def __init__(self, question: str):
+    def __init__(self, what: str, filter_text: str, preview: dict):
         super().__init__()
-        self.question = question
+        self.what = what
+        self.filter_text = filter_text
+        self.preview = preview
 
     def compose(self) -> ComposeResult:
-        with Vertical(classes="dialog"):
-            yield Static(safe_text(self.question), classes="dialog-title")
+        p = self.preview
+        text = Text(f"{self.what}: {p['matching']} candidates match\n", "bold")
+        text.append(visible(self.filter_text, multiline=False) + "\n\n")
+        text.append(f"{p['open']} not decided yet: y applies to these only.\n")
+        if p["decided"]:
+            whose = ", ".join(f"{visible(a, multiline=False)} {n}" for a, n in p["by"].items())
+            text.append(f"{p['decided']} already decided", "bold yellow")
+            text.append(f" (by {whose})" if whose else "", "yellow")
+            text.append(": o overwrites them too, as your final decision.\n", "yellow")
+        text.append("u undoes the whole batch.", "dim")
+        with VerticalScroll(classes="dialog"):
+            yield Static(text, classes="dialog-title")
             with Horizontal(classes="dialog-buttons"):
-                yield Button("Yes (y)", variant="warning", id="yes")
-                yield Button("No (n)", variant="primary", id="no")
+                yield Button(f"Undecided only, {p['open']} (y)", variant="primary", id="yes")
+                if p["decided"]:
+                    yield Button(f"Overwrite, all {p['matching']} (o)", variant="warning",
+                                 id="overwrite")
+                yield Button("Cancel (n)", id="no")
 
     def on_mount(self) -> None:
         self.query_one("#no", Button).focus()
 
-    def action_answer(self, answer: bool) -> None:
-        self.dismiss(answer)
+    def action_answer(self, overwrite: bool) -> None:
+        if overwrite and not self.preview["decided"]:
+            return
+        self.dismiss(BulkChoice(overwrite))
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
-        self.dismiss(event.button.id == "yes")
+        if event.button.id == "no":
+            self.dismiss(None)
+        else:
+            self.action_answer(event.button.id == "overwrite")
 
 
 @dataclass(frozen=True)
@@ -79,7 +115,7 @@ class RejectScreen(ModalScreen[Rejection | None]):
         self.title_text = title
 
     def compose(self) -> ComposeResult:
-        with Vertical(classes="dialog"):
+        with VerticalScroll(classes="dialog"):
             yield Static(Text(self.title_text, "bold"), classes="dialog-title")
             yield OptionList(*(Option(Text(f"{i}  {REASON_LABELS[r]}"), id=r)
                                for i, r in enumerate(REJECT_REASONS, 1)), id="reasons")
@@ -132,7 +168,7 @@ class TagScreen(ModalScreen[str | None]):
         self.title_text = title
 
     def compose(self) -> ComposeResult:
-        with Vertical(classes="dialog"):
+        with VerticalScroll(classes="dialog"):
             yield Static(Text(self.title_text, "bold"), classes="dialog-title")
             info = Text("current: ", "bold")
             info.append(visible(" ".join(f"#{t}" for t in self.current) or "none",
@@ -181,8 +217,12 @@ class FilterScreen(ModalScreen[CandidateFilter | None]):
             ("document", _options([d[0] for d in docs], [d[1] for d in docs]), c.document_id),
             ("verdict", _options(ch.get("verdict") or list(VERDICTS)),
              c.verdict),
+            ("reviewer", _options(ch.get("reviewer", [])), c.reviewer),
+            ("conflict", [(Text("conflicts only (adjudication)"), "yes"),
+                          (Text("no conflicts"), "no")],
+             None if c.conflict is None else ("yes" if c.conflict else "no")),
         ]
-        with Vertical(classes="dialog wide"):
+        with VerticalScroll(classes="dialog wide"):
             yield Static(Text("Filter (blank = any) — ctrl+s applies", "bold"),
                          classes="dialog-title")
             with Grid(id="filter-grid"):
@@ -190,15 +230,15 @@ class FilterScreen(ModalScreen[CandidateFilter | None]):
                     yield Label(name)
                     known = {v for _, v in options}
                     yield Select(options, value=value if value in known else Select.NULL,
-                                 allow_blank=True, id=f"f-{name}")
+                                 allow_blank=True, id=f"f-{name}", compact=True)
                 yield Label("duplicates")
                 yield Select([(d, d) for d in DUPLICATES], value=c.duplicates,
-                             allow_blank=False, id="f-duplicates")
+                             allow_blank=False, id="f-duplicates", compact=True)
                 yield Label("sort")
                 yield Select([(s, s) for s in SORTS], value=c.sort, allow_blank=False,
-                             id="f-sort")
+                             id="f-sort", compact=True)
                 yield Label("search")
-                yield Input(value=c.text, id="f-text")
+                yield Input(value=c.text, id="f-text", compact=True)
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Apply", variant="primary", id="apply")
                 yield Button("Reset to queue", id="reset")
@@ -213,6 +253,8 @@ class FilterScreen(ModalScreen[CandidateFilter | None]):
             self.current, status=self._value("status"), type=self._value("type"),
             difficulty=self._value("difficulty"), tag=self._value("tag"),
             document_id=self._value("document"), verdict=self._value("verdict"),
+            reviewer=self._value("reviewer"),
+            conflict=None if self._value("conflict") is None else self._value("conflict") == "yes",
             duplicates=self._value("duplicates") or "exclude",
             sort=self._value("sort") or "queue",
             text=self.query_one("#f-text", Input).value.strip()))
@@ -230,3 +272,55 @@ class FilterScreen(ModalScreen[CandidateFilter | None]):
 
     def action_cancel(self) -> None:
         self.dismiss(None)
+
+
+class StatsScreen(ModalScreen[None]):
+    """`golden review-stats` in a dialog: agreement per pair and overall, reject reasons,
+    adjudication, and each annotator's throughput (read once, when it opens)."""
+
+    BINDINGS = [Binding("escape,q,S", "close", "Close", id="stats.close")]
+
+    def __init__(self, db_path: str):
+        super().__init__()
+        self.db_path = db_path
+
+    def compose(self) -> ComposeResult:
+        from builder.review.commands import review_summary
+
+        with Store(self.db_path, migrate=False) as store:
+            summary = review_summary(store)
+        with VerticalScroll(classes="dialog wide"):
+            yield Static(stats_text(summary))
+
+    def action_close(self) -> None:
+        self.dismiss(None)
+
+
+def stats_text(summary: dict) -> Text:
+    def fmt(value, pct=False) -> str:
+        return "-" if value is None else (f"{value:.0%}" if pct else f"{value:.2f}")
+
+    agree, out = summary["agreement"], Text()
+    out.append("Agreement (esc closes)\n", "bold underline")
+    overlap = summary["overlap"]
+    out.append(f"overlap: {overlap['k']} annotators on {overlap['share']:.0%} of the items\n"
+               if overlap["k"] > 1 else "overlap: off (golden review --overlap 2)\n", "dim")
+    overall = agree["overall"]
+    out.append(f"Krippendorff's alpha {fmt(overall['alpha'])} over {overall['items']} items "
+               f"decided by 2+ annotators ({overall['values']} decisions)\n")
+    for p in agree["pairs"]:
+        out.append(f"  {visible(p['a'], multiline=False)} × {visible(p['b'], multiline=False)}"
+                   f": {p['n']} items, agree {fmt(p['observed'], True)}, Cohen's kappa "
+                   f"{fmt(p['kappa'])}\n")
+    r = agree["reasons"]
+    out.append(f"reject reasons: {r['n']} rejected by both, same reason "
+               f"{fmt(r['observed'], True)}, kappa {fmt(r['kappa'])}\n")
+    adj = summary["adjudication"]
+    out.append(f"adjudication: {adj['open']} waiting, {adj['settled']} settled\n\n")
+    out.append("Annotators\n", "bold underline")
+    for name, a in summary["annotators"].items():
+        rate = "-" if a["per_hour"] is None else f"{a['per_hour']:.0f}/h"
+        out.append(f"  {visible(name, multiline=False)}: ✓{a['accept']} ✗{a['reject']} "
+                   f"»{a['skip']} final {a['final']} · {a['active_seconds'] / 60:.0f} min "
+                   f"active · {rate}\n")
+    return out

@@ -1,20 +1,28 @@
 """The review screen: candidate list, detail pane, progress header, and every review key.
 
-Data flow, and what keeps it fast and loss-free:
+Data flow, and what keeps it fast, loss-free and free of duplicated work:
 - Reads that a key press needs (a block of list rows, one candidate's detail) run on the UI
   thread against the app's own connection; each is an index seek of ~1 ms.
-- Every decision is handed at once to the app's `DecisionWriter` (one thread, submission order,
-  one BEGIN IMMEDIATE transaction per decision). The list shows the new status at once through
-  its overlay, and the next pending candidate opens without waiting for the write.
-- Counts, list position and progress are recomputed off the UI thread (`schedule_refresh`)
-  after a filter change, after our writes land, and when `PRAGMA data_version` shows another
-  process (the generator, another annotator) committed: polled every 2 s.
+- Every write is handed at once to the app's `DecisionWriter` (one thread, submission order,
+  one BEGIN IMMEDIATE transaction each). The list shows the new status at once through its
+  overlay, and the next item opens without waiting for the write.
+- The items this session is offered are CLAIMED (builder/store/review_leases.py): a lease per
+  item, so another annotator is never offered it. The screen keeps PREFETCH items lined up
+  (`offers`), so the next item opens at once; the writer claims the next ones behind it.
+  Browsing (n/p, arrows, a click) claims nothing: deciding a browsed item is an explicit
+  choice (a disagreement with another annotator goes to adjudication, never overwrites).
+- In the adjudication queue (key c: `CandidateFilter(conflict=True)`) a decision is final.
+- Counts, list position, progress and agreement are recomputed off the UI thread
+  (`schedule_refresh`) after a filter change, after our writes land, and when
+  `PRAGMA data_version` shows another process committed: polled every 2 s. Leases are
+  renewed every LEASE_RENEW seconds.
 """
 
 from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from dataclasses import replace
 from functools import partial
 
@@ -25,29 +33,43 @@ from textual.screen import Screen
 from textual.widgets import Input
 from textual.worker import WorkerCancelled
 
+from builder.review.agreement import agreement, throughput
 from builder.store import Store
-from builder.store import review_log, review_queue
+from builder.store import review_leases, review_log, review_queue
 from builder.store.review_queue import CandidateFilter
+from builder.store.review_stats import decision_times, shared_votes
+from builder.vocabulary import DECIDED_STATUS, PRODUCTION
+from review_tui.safe_text import visible
 from review_tui.screens.edit import EditResult, EditScreen
 from review_tui.screens.help import HelpScreen
-from review_tui.screens.modals import (ConfirmScreen, FilterScreen, Rejection, RejectScreen,
-                                       TagScreen)
+from review_tui.screens.kb_search import KBSearchScreen
+from review_tui.screens.modals import (BulkChoice, BulkConfirmScreen, FilterScreen, Rejection,
+                                       RejectScreen, StatsScreen, TagScreen)
 from review_tui.widgets.candidate_list import BLOCK, CandidateList
 from review_tui.widgets.detail import DetailPane
 from review_tui.widgets.footer import KeyFooter
 from review_tui.widgets.progress import ProgressLine
 
 POLL_SECONDS = 2.0
-DECIDED = {"accept": "accepted", "reject": "rejected", "skip": "skipped"}
+LEASE_RENEW = 30.0
+PREFETCH = 2
+"""Items claimed ahead of the one shown, so the next one opens without a round trip."""
+RECENT_DECISIONS = 500
+"""The header's throughput reads this annotator's last decisions only."""
 
 
-def compute_refresh(store: Store, f: CandidateFilter, candidate_id: str | None
-                    ) -> tuple[int, int | None, dict]:
-    """(count, position of candidate_id, progress stats): the heavier reads, run in a thread
-    on a connection of their own (`RefreshReader`). Index-only since m004: ~30 ms at 100k."""
+def compute_refresh(store: Store, f: CandidateFilter, candidate_id: str | None,
+                    annotator: str) -> tuple[int, int | None, dict]:
+    """(count, position of candidate_id, progress stats with `agreement` and `throughput`):
+    the heavier reads, run in a thread on a connection of their own (`RefreshReader`).
+    Index-only since m004 (agreement: the partial index of m006): ~30 ms at 100k."""
     count = review_queue.count_candidates(store, f)
     position = review_queue.position_of(store, f, candidate_id) if candidate_id else None
-    return count, position, review_queue.review_stats(store, f)
+    stats = review_queue.review_stats(store, f)
+    stats["agreement"] = agreement(shared_votes(store))["overall"]
+    times = decision_times(store, annotator).get(annotator, [])[-RECENT_DECISIONS:]
+    stats["throughput"] = throughput(times)
+    return count, position, stats
 
 
 class RefreshReader:
@@ -61,18 +83,18 @@ class RefreshReader:
         self._closed = False
         self._lock = threading.Lock()
 
-    def refresh(self, f: CandidateFilter, candidate_id: str | None
+    def refresh(self, f: CandidateFilter, candidate_id: str | None, annotator: str
                 ) -> tuple[int, int | None, dict]:
         with self._lock:
             if self._closed:  # a late refresh after the screen went: a one-off connection
                 store = Store(self.db_path, migrate=False)
                 try:
-                    return compute_refresh(store, f, candidate_id)
+                    return compute_refresh(store, f, candidate_id, annotator)
                 finally:
                     store.close()
             if self._store is None:
                 self._store = Store(self.db_path, migrate=False)
-            return compute_refresh(self._store, f, candidate_id)
+            return compute_refresh(self._store, f, candidate_id, annotator)
 
     def close(self) -> None:
         with self._lock:
@@ -82,27 +104,59 @@ class RefreshReader:
                 self._store = None
 
 
+def not_ready(candidate: dict) -> str | None:
+    """Why a production item cannot be accepted yet (None when it can): the check the store
+    makes too (`review_log.check_accept`), said before anything is sent."""
+    if candidate.get("type") != PRODUCTION:
+        return None
+    if not (candidate.get("edit_answer") or candidate.get("answer") or "").strip():
+        return "Write the reference answer first (e): a production item has none until you do."
+    marked = candidate.get("edit_chunk_ids")
+    if marked is None:
+        return "Mark the relevant chunks first (m): search the knowledge base, space marks."
+    if not marked and (candidate.get("edit_type") or candidate["type"]) != "unanswerable":
+        return ("No relevant chunk is marked: mark one (m), or make the item unanswerable "
+                "(e, type) if the knowledge base does not cover it.")
+    return None
+
+
+def item_label(action: str, candidate: dict | None, candidate_id: str) -> str:
+    """How a write is named in messages: 'accept of c000123 “What is…”'."""
+    question = ""
+    if candidate is not None:
+        text = candidate.get("edit_question") or candidate.get("question") or ""
+        question = f" “{visible(text[:50], multiline=False)}{'…' if len(text) > 50 else ''}”"
+    return f"{action} of {visible(candidate_id, multiline=False)}{question}"
+
+
 class ReviewScreen(Screen):
     AUTO_FOCUS = "#list"  # not the first focusable (the search field): one focus move less
+    # Help and quit come first: the footer is cut at the right on a narrow terminal.
     BINDINGS = [
+        Binding("question_mark", "help", "Help", id="review.help"),
+        Binding("q", "quit", "Quit", id="review.quit"),
         Binding("a", "decide('accept')", "Accept", id="review.accept"),
         Binding("r", "reject", "Reject", id="review.reject"),
         Binding("s", "decide('skip')", "Skip", id="review.skip"),
         Binding("e", "edit", "Edit", id="review.edit"),
-        Binding("t", "tag", "Tag", id="review.tag"),
+        Binding("v", "evidence", "Evidence", id="review.evidence"),
+        Binding("K", "kb_search", "KB search", id="review.kb_search"),
+        Binding("m", "mark_chunks", "Mark chunks", show=False, id="review.mark_chunks"),
         Binding("u", "undo", "Undo", id="review.undo"),
+        Binding("t", "tag", "Tag", id="review.tag"),
         Binding("n", "move(1)", "Next", id="review.next"),
         Binding("p", "move(-1)", "Prev", id="review.prev"),
         Binding("slash", "search", "Search", id="review.search"),
         Binding("f", "filter", "Filter", id="review.filter"),
+        Binding("c", "conflicts", "Conflicts", id="review.conflicts"),
         Binding("o", "cycle_sort", "Sort", show=False, id="review.sort"),
         Binding("x", "reset_filter", "Queue", show=False, id="review.reset_filter"),
+        Binding("z", "zoom", "Hide list", show=False, id="review.zoom"),
+        Binding("S", "stats", "Agreement", show=False, id="review.stats"),
         Binding("A", "bulk('accept')", "Bulk accept", show=False, id="review.bulk_accept"),
         Binding("R", "bulk('reject')", "Bulk reject", show=False, id="review.bulk_reject"),
         Binding("T", "bulk('tag')", "Bulk tag", show=False, id="review.bulk_tag"),
-        Binding("question_mark", "help", "Help", id="review.help"),
         Binding("f1", "help", "Help", show=False, id="review.help_f1"),
-        Binding("q", "quit", "Quit", id="review.quit"),
         # Modifier twins that still work while the search field has focus.
         Binding("ctrl+n", "move(1)", "Next", show=False, id="review.next_alt"),
         Binding("ctrl+p", "move(-1)", "Prev", show=False, id="review.prev_alt"),
@@ -110,19 +164,31 @@ class ReviewScreen(Screen):
         Binding("escape", "focus_list", "List", show=False, id="review.focus_list"),
     ]
 
-    def __init__(self, store: Store, db_path: str, annotator: str, writer):
+    def __init__(self, store: Store, db_path: str, annotator: str, writer,
+                 session: str = "local"):
         super().__init__()
         self.store = store
         self.db_path = db_path
         self.annotator = annotator
         self.writer = writer
+        self.session = session
         self.filter = CandidateFilter()
         self.current_id: str | None = None
         self.current: dict | None = None
         self.stats: dict | None = None
+        self.offers: list[tuple[str, tuple]] = []
+        """Items claimed for this session and lined up after the current one."""
+        self.held: set[str] = set()
+        """Items this session holds a lease on (the offered current one and `offers`)."""
+        self._claims = 0  # claim jobs in flight (0 or 1)
+        self._claim_wanted = False  # another claim asked for while one was in flight
+        self._claim_show = False
+        self._last_key: tuple | None = None  # sort key of the last item claimed
+        self._last_decided: str | None = None
         self._generation = 0
         self._landed: set[str] = set()
         self._marker = review_queue.change_marker(store)
+        self._renewed = time.monotonic()
         self._refresh_worker = None
         self._refresh_timer = None
         self._reader = RefreshReader(db_path)
@@ -132,17 +198,22 @@ class ReviewScreen(Screen):
     def compose(self) -> ComposeResult:
         yield ProgressLine(id="progress")
         yield Input(placeholder="/ search question, answer or id — enter applies, esc returns",
-                    id="search")
+                    id="search", compact=True)
         with Horizontal(id="main"):
             yield CandidateList(id="list")
             yield DetailPane(id="detail")
-        yield KeyFooter()
+        yield KeyFooter(compact=True)
 
     @property
     def list(self) -> CandidateList:
         return self.query_one("#list", CandidateList)
 
+    @property
+    def adjudicating(self) -> bool:
+        return bool(self.filter.conflict)
+
     def on_mount(self) -> None:
+        self.list.annotator = self.annotator
         self.apply_filter(self.filter)
         self.list.focus()
         self.set_interval(POLL_SECONDS, self.poll)
@@ -157,7 +228,8 @@ class ReviewScreen(Screen):
         self.current_id = candidate_id
         self.current = review_queue.get_candidate(self.store, candidate_id) if candidate_id else None
         overlay = self.list.overlay.get(candidate_id) if candidate_id else None
-        self.query_one("#detail", DetailPane).show(self.current, overlay)
+        self.query_one("#detail", DetailPane).show(self.current, overlay, self.annotator,
+                                                   adjudicating=self.adjudicating)
 
     def _show_index(self, index: int) -> None:
         row = self.list.row(index)
@@ -165,17 +237,32 @@ class ReviewScreen(Screen):
             self.list.move_to(index)
         self.show_candidate(row["id"] if row else None)
 
+    def _show_id(self, candidate_id: str) -> None:
+        """Show a candidate and put the cursor on it when its row is loaded (else the next
+        refresh finds its position)."""
+        index = self.list.index_of(candidate_id)
+        if index is not None:
+            self.list.move_to(index)
+        self.show_candidate(candidate_id)
+        if index is None:
+            self.schedule_refresh()
+
     def apply_filter(self, f: CandidateFilter) -> None:
-        """Show the list for `f`: the first block is read now (index seek) and the first
-        pending row opened; the exact count and progress follow from a background refresh."""
+        """Show the list for `f`: the first block is read now (index seek); the items to
+        review are claimed by the writer and the first opens when its lease is taken; the
+        exact count and progress follow from a background refresh."""
         self.filter = f
         self._generation += 1
         first = review_queue.page_candidates(self.store, f, 0, BLOCK)
         lst = self.list
-        lst.reset(fetch=partial(review_queue.page_candidates, self.store, f), count=len(first), cursor=0)
+        lst.reset(fetch=partial(review_queue.page_candidates, self.store, f), count=len(first),
+                  cursor=0)
         lst.prime(0, first)
-        start = lst.find_pending(0, limit=len(first))
-        self._show_index(start if start is not None else 0)
+        self.offers = []
+        self._last_key = None
+        self.current_id, self.current = None, None
+        self.query_one("#detail", DetailPane).waiting()
+        self._claim(PREFETCH + 1, show=True)
         search = self.query_one("#search", Input)
         if search.value != f.text:
             search.value = f.text
@@ -187,6 +274,107 @@ class ReviewScreen(Screen):
     def _show_progress(self, count: int | None) -> None:
         self.query_one("#progress", ProgressLine).show(self.stats, self.annotator,
                                                        self.filter.describe(), count)
+
+    # ------------------------------------------------------------------ claims
+
+    def _keep(self) -> list[str]:
+        """The items this session keeps holding: the current one (if it was offered to us)
+        and the lined-up offers."""
+        ids = ([self.current_id] if self.current_id in self.held else []) + [
+            cid for cid, _ in self.offers]
+        return list(dict.fromkeys(ids))
+
+    def _claim(self, count: int, *, show: bool) -> None:
+        """Ask the writer to lease `count` more items after the last one claimed; with
+        `show`, open the first of them when they land.
+
+        One claim at a time: a claim renews the session's leases on what it keeps and drops
+        the rest, so a second claim sent before the first one's items were added to `keep`
+        would drop them (and another annotator could take them). A claim asked for while one
+        is in flight is sent when that one lands."""
+        if self._claims:
+            self._claim_wanted = True
+            self._claim_show = self._claim_show or show
+            return
+        self._claims += 1
+        future = asyncio.wrap_future(self.writer.submit(
+            review_leases.claim_next, self.filter, self.annotator, self.session,
+            after_key=self._last_key, count=count, keep=self._keep(), label="claim next items"))
+        future.add_done_callback(partial(self._claimed, self._generation, show))
+
+    def _claimed(self, generation: int, show: bool, future: asyncio.Future) -> None:
+        self._claims -= 1
+        if not self.is_attached:
+            return  # we quit
+        try:
+            if generation == self._generation:  # else the filter changed: its claim follows
+                self._take_claimed(show, future)
+        finally:
+            if self._claim_wanted:
+                wanted_show, self._claim_wanted, self._claim_show = self._claim_show, False, False
+                need = PREFETCH + (self.current_id is None) - len(self.offers)
+                if need > 0:
+                    self._claim(need, show=wanted_show)
+
+    def _take_claimed(self, show: bool, future: asyncio.Future) -> None:
+        if future.exception() is not None:
+            self.app.notify(str(future.exception()), title="Could not take the next items",
+                            severity="error", markup=False)
+            got = []
+        else:
+            got = future.result()
+        for cid, key in got:
+            if cid not in self.held and all(cid != o for o, _ in self.offers):
+                self.offers.append((cid, key))
+                self.held.add(cid)
+            self._last_key = key
+        if self.current_id is None and not self.open_next(claim_more=False):
+            if show:
+                self._browse_start()
+            else:
+                self.app.notify("No item left to review in this filter.", markup=False)
+                self.show_candidate(self._last_decided)
+
+    def _browse_start(self) -> None:
+        """Nothing to claim in this filter: show its first row for browsing."""
+        if self.list.count:
+            self._show_index(0)
+        else:
+            self.show_candidate(None)
+
+    def _open_for_me(self, candidate: dict | None) -> bool:
+        """Still worth offering: not settled meanwhile, and (outside adjudication) not
+        decided by this annotator from another session."""
+        if candidate is None:
+            return False
+        if self.adjudicating:
+            return bool(candidate["conflict"]) and candidate["status"] == "pending"
+        mine = [d for d in candidate.get("decisions", [])
+                if d["annotator"] == self.annotator and not d["final"]
+                and d["decision"] != "skip"]
+        return candidate["status"] in ("pending", "skipped") and not candidate["conflict"] \
+            and not mine
+
+    def open_next(self, *, claim_more: bool = True) -> bool:
+        """Open the first lined-up item still open for this annotator and, with
+        `claim_more`, claim more behind it; with none lined up, wait for a claim (the item
+        opens when it lands). False when nothing was lined up and no claim was made."""
+        while self.offers:
+            cid, _key = self.offers.pop(0)
+            candidate = review_queue.get_candidate(self.store, cid)
+            if self._open_for_me(candidate):
+                self._show_id(cid)
+                if claim_more and PREFETCH - len(self.offers) > 0:
+                    self._claim(PREFETCH - len(self.offers), show=False)
+                return True
+            self.held.discard(cid)
+        if not claim_more:
+            return False
+        self.current_id, self.current = None, None
+        self.query_one("#detail", DetailPane).waiting()
+        if self._claims == 0:
+            self._claim(PREFETCH + 1, show=False)
+        return True
 
     # ------------------------------------------------------------------ refresh
 
@@ -205,7 +393,8 @@ class ReviewScreen(Screen):
         while True:
             f, cid, generation = self.filter, self.current_id, self._generation
             landed = set(self._landed)
-            count, position, stats = await asyncio.to_thread(self._reader.refresh, f, cid)
+            count, position, stats = await asyncio.to_thread(self._reader.refresh, f, cid,
+                                                             self.annotator)
             if generation != self._generation:
                 return  # a new filter started its own refresh
             if cid == self.current_id:
@@ -216,9 +405,7 @@ class ReviewScreen(Screen):
         self.stats = stats
         lst = self.list
         lst.reset(count=count, cursor=position if position is not None else lst.cursor)
-        if self.current_id is None and count:
-            self._show_index(lst.cursor)
-        elif position is not None:
+        if position is not None:
             self._align_cursor()
         self._show_progress(count)
 
@@ -243,9 +430,13 @@ class ReviewScreen(Screen):
             lst.move_to(position)
 
     async def settle(self) -> None:
-        """Wait until every queued write has landed and the view reflects it (for tests)."""
-        await self.writer.drain()
-        await asyncio.sleep(0)
+        """Wait until every queued write and claim has landed and the view reflects it (for
+        tests)."""
+        while True:
+            await self.writer.drain()
+            await asyncio.sleep(0)
+            if self._claims == 0:
+                break
         self.schedule_refresh()
         while True:
             worker = self._refresh_worker
@@ -259,23 +450,31 @@ class ReviewScreen(Screen):
                 return
 
     def poll(self) -> None:
-        """Cheap change check: refresh only when another connection committed."""
+        """Cheap change check: refresh only when another connection committed. Renew the
+        leases now and then, so a running session keeps what it holds."""
         marker = review_queue.change_marker(self.store)
         if marker != self._marker:
             self._marker = marker
             self.schedule_refresh()
+        if time.monotonic() - self._renewed >= LEASE_RENEW:
+            self._renewed = time.monotonic()
+            self.writer.submit(review_leases.renew, self.session, self._keep(),
+                               label="renew leases")
 
     # ------------------------------------------------------------------ writes
 
-    def _submit(self, fn, *args, on_done=None, **kwargs) -> asyncio.Future:
-        future = asyncio.wrap_future(self.writer.submit(fn, *args, **kwargs))
-        future.add_done_callback(partial(self._write_done, on_done))
+    def _submit(self, fn, *args, on_done=None, label: str | None = None,
+                **kwargs) -> asyncio.Future:
+        future = asyncio.wrap_future(self.writer.submit(fn, *args, label=label, **kwargs))
+        future.add_done_callback(partial(self._write_done, on_done, label))
         return future
 
-    def _write_done(self, on_done, future: asyncio.Future) -> None:
+    def _write_done(self, on_done, label: str | None, future: asyncio.Future) -> None:
         error = future.exception()
         if error is not None:
-            self.app.notify(str(error), title="Not saved", severity="error", markup=False)
+            name = f"{label}: " if label else ""
+            self.app.notify(f"{name}{error}", title="Not saved", severity="error",
+                            markup=False)
         elif on_done is not None:
             on_done(future.result())
         self.schedule_refresh(delay=0.3)
@@ -287,43 +486,40 @@ class ReviewScreen(Screen):
 
     def action_decide(self, action: str, reason: str | None = None,
                       note: str | None = None) -> None:
-        """Accept / reject / skip the current candidate, then open the next pending one."""
+        """Accept / reject / skip the current candidate (a final decision in the
+        adjudication queue, where skip passes the item on without recording anything), then
+        open the next item lined up for this session."""
         cid = self.current_id
         if cid is None:
             self.app.bell()
             return
-        self.list.overlay[cid] = DECIDED[action]
+        final = self.adjudicating
+        if action == "accept" and self.current is not None and self.current_id == cid:
+            problem = not_ready(self.current)
+            if problem:
+                self.app.bell()
+                self.app.notify(problem, title="Not accepted", severity="warning",
+                                markup=False)
+                return
+        if final and action == "skip":  # an adjudicator passes: nothing to record
+            self.held.discard(cid)
+            self.open_next()
+            return
+        self.list.overlay[cid] = DECIDED_STATUS[action]
         self.list.refresh()
-        future = self._submit(review_log.record_decision, cid, self.annotator, action, reason=reason,
-                              note=note, on_done=partial(self._decision_landed, cid))
+        self.held.discard(cid)
+        label = item_label(("final " if final else "") + action, self.current, cid)
+        future = self._submit(review_log.record_decision, cid, self.annotator, action,
+                              reason=reason, note=note, final=final, label=label,
+                              on_done=partial(self._decision_landed, cid))
         future.add_done_callback(partial(self._decision_failed, cid))
-        self.open_next_pending()
+        self._last_decided = cid
+        self.open_next()
 
     def _decision_failed(self, candidate_id: str, future: asyncio.Future) -> None:
         if future.exception() is not None:
             self.list.overlay.pop(candidate_id, None)
             self.list.refresh()
-
-    def open_next_pending(self) -> None:
-        """Move to the first pending row after the cursor (wrapping); if none is loaded
-        nearby, ask the store for the next one after the current sort key."""
-        lst = self.list
-        here = lst.cursor
-        index = lst.find_pending(here + 1)
-        if index is None:
-            index = lst.find_pending(0, limit=here)
-        if index is not None:
-            self._show_index(index)
-            return
-        row = lst.row(here)
-        cid = review_queue.next_pending(self.store, self.filter, row["sort_key"] if row else None,
-                              exclude_ids=list(lst.overlay))
-        if cid is None:
-            self.app.notify("No pending candidate left in this filter.", markup=False)
-            self.show_candidate(self.current_id)
-            return
-        self.show_candidate(cid)
-        self.schedule_refresh()
 
     def action_reject(self) -> None:
         if self.current_id is None:
@@ -340,14 +536,15 @@ class ReviewScreen(Screen):
         if self.current is None:
             self.app.bell()
             return
-        cid = self.current_id
+        cid, candidate = self.current_id, self.current
 
         def done(result: EditResult | None) -> None:
             if result is None:
                 return
             if result.edits:
                 self._submit(review_log.record_decision, cid, self.annotator, "edit",
-                             edits=result.edits, on_done=partial(self._decision_landed, cid))
+                             edits=result.edits, label=item_label("edit", candidate, cid),
+                             on_done=partial(self._decision_landed, cid))
             if result.then == "accept":
                 self.action_decide("accept")
             elif result.then in ("next", "prev"):
@@ -359,20 +556,22 @@ class ReviewScreen(Screen):
         if self.current is None:
             self.app.bell()
             return
-        cid = self.current_id
+        cid, candidate = self.current_id, self.current
 
         def done(raw: str | None) -> None:
             if not raw:
                 return
             action, tag = ("untag", raw[1:]) if raw.startswith("-") else ("tag", raw)
             self._submit(review_log.record_decision, cid, self.annotator, action, tag=tag,
+                         label=item_label(action, candidate, cid),
                          on_done=partial(self._decision_landed, cid))
 
         known = review_queue.filter_choices(self.store)["tag"]
         self.app.push_screen(TagScreen(self.current.get("tags", []), known), done)
 
     def action_undo(self) -> None:
-        self._submit(review_log.undo_last, self.annotator, on_done=self._undone)
+        self._submit(review_log.undo_last, self.annotator, on_done=self._undone,
+                     label="undo")
 
     def _undone(self, result: review_log.UndoResult | None) -> None:
         if result is None:
@@ -386,30 +585,33 @@ class ReviewScreen(Screen):
             message += (f" {result.conflicts} not restored: changed by someone else since.")
         self.app.notify(message, markup=False)
         first = result.candidate_ids[0]
-        index = self.list.index_of(first)
-        if index is not None:
-            self.list.move_to(index)
-        self.show_candidate(first)
+        if self.current_id in self.held and self.current_id != first:
+            # Put the item we were on back in line, and hold the undone one instead.
+            self.offers.insert(0, (self.current_id, ()))
+        self.held.add(first)
+        self.writer.submit(review_leases.take, first, self.annotator, self.session,
+                           label="hold the undone item")
+        self._show_id(first)
         self.list.refresh()
 
     def action_bulk(self, action: str) -> None:
         f = self.filter
-        n = review_queue.count_candidates(self.store, f)
-        if not n:
+        preview = review_log.bulk_preview(self.store, f)
+        if not preview["matching"]:
             self.app.notify("No candidate matches the filter.", markup=False)
             return
 
         def run(reason=None, note=None, tag=None, verb=action) -> None:
-            def confirmed(ok: bool) -> None:
-                if ok:
-                    self._submit(review_log.bulk_decide, f, self.annotator, verb, reason=reason,
-                                 note=note, tag=tag, on_done=self._bulk_done)
+            def confirmed(choice: BulkChoice | None) -> None:
+                if choice is not None:
+                    self._submit(review_log.bulk_decide, f, self.annotator, verb,
+                                 reason=reason, note=note, tag=tag,
+                                 overwrite=choice.overwrite, on_done=self._bulk_done,
+                                 label=f"bulk {verb} of {f.describe()}")
 
             what = {"accept": "Accept", "reject": f"Reject ({reason})",
                     "tag": f"Tag #{tag}", "untag": f"Untag #{tag}"}[verb]
-            self.app.push_screen(ConfirmScreen(
-                f"{what} all {n} candidates matching:\n{f.describe()}\n"
-                "(u undoes the whole batch)"), confirmed)
+            self.app.push_screen(BulkConfirmScreen(what, f.describe(), preview), confirmed)
 
         if action == "accept":
             run()
@@ -467,6 +669,54 @@ class ReviewScreen(Screen):
 
     def action_reset_filter(self) -> None:
         self.apply_filter(CandidateFilter())
+
+    def action_conflicts(self) -> None:
+        """Toggle the adjudication queue: candidates whose annotators disagree."""
+        if self.adjudicating:
+            self.apply_filter(CandidateFilter())
+        else:
+            self.apply_filter(CandidateFilter(conflict=True, verdict=None))
+
+    def action_evidence(self) -> None:
+        """Jump to the current item's sources (evidence highlighted), or back to the top."""
+        self.query_one("#detail", DetailPane).toggle_evidence()
+
+    def action_zoom(self) -> None:
+        self.list.display = not self.list.display
+
+    def action_kb_search(self) -> None:
+        question = ""
+        if self.current is not None:
+            question = self.current.get("edit_question") or self.current.get("question") or ""
+        self.app.push_screen(KBSearchScreen(self.store, question))
+
+    def action_mark_chunks(self) -> None:
+        """Mark the relevant chunks of the current item in the knowledge-base search (space
+        marks, enter or escape saves): a production item needs them before it is accepted."""
+        if self.current is None:
+            self.app.bell()
+            return
+        cid, candidate = self.current_id, self.current
+        marked = candidate.get("edit_chunk_ids")
+        if marked is None:
+            provenance = candidate.get("provenance") or {}
+            marked = (provenance.get("useful_chunk_ids") if isinstance(provenance, dict)
+                      else None) or candidate.get("chunk_ids") or []
+        question = candidate.get("edit_question") or candidate.get("question") or ""
+
+        def done(chunks: list[str] | None) -> None:
+            if chunks is None or chunks == candidate.get("edit_chunk_ids"):
+                return
+            self._submit(review_log.record_decision, cid, self.annotator, "edit",
+                         edits={"chunk_ids": chunks},
+                         label=item_label("marking chunks", candidate, cid),
+                         on_done=partial(self._decision_landed, cid))
+
+        self.app.push_screen(KBSearchScreen(self.store, question, select=True,
+                                            marked=[str(x) for x in marked]), done)
+
+    def action_stats(self) -> None:
+        self.app.push_screen(StatsScreen(self.db_path))
 
     def action_help(self) -> None:
         self.app.push_screen(HelpScreen(list(self.BINDINGS) + EditScreen.BINDINGS,

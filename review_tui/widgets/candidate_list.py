@@ -31,6 +31,10 @@ Fetch = Callable[[int, int, "tuple | None"], list[dict]]
 BLOCK = 100
 MAX_BLOCKS = 64
 STATUS_GLYPH = {"pending": "·", "accepted": "✓", "rejected": "✗", "skipped": "»"}
+"""Plus ⚖ (annotators disagree: adjudication), ⧗ (waiting for more decisions) and ◷ after the
+glyph while another annotator holds the item."""
+COMPACT_BELOW = 50
+"""Narrower than this, a row shows its status and question only."""
 
 
 class CandidateList(ScrollView, can_focus=True):
@@ -72,6 +76,8 @@ class CandidateList(ScrollView, can_focus=True):
         self._blocks: OrderedDict[int, list[dict]] = OrderedDict()
         self.overlay: dict[str, str] = {}
         """Statuses decided in this UI but maybe not yet re-read from the store."""
+        self.annotator: str | None = None
+        """Whose list this is: leases held by anyone else are marked ◷."""
 
     # ------------------------------------------------------------------ data
 
@@ -182,6 +188,12 @@ class CandidateList(ScrollView, can_focus=True):
         if row is None:
             return Strip([Segment(" …", base)]).adjust_cell_length(width, base)
         status = self.status_of(row)
+        glyph = STATUS_GLYPH.get(status, "?")
+        if row.get("conflict") and status == "pending":
+            glyph = "⚖"
+        elif row.get("votes") and status == "pending":
+            glyph = "⧗"
+        held = any(a != self.annotator for a in (row.get("held_by") or "").split("\x1f") if a)
         cursor = index == self.cursor
         line_style = base + self.get_component_rich_style("candidate-list--cursor") \
             if cursor else base
@@ -191,10 +203,15 @@ class CandidateList(ScrollView, can_focus=True):
         tags = f"  #{' #'.join(row['tags'].split())}" if row.get("tags") else ""
         segments = [
             Segment("▶" if cursor else " ", line_style),
-            Segment(STATUS_GLYPH.get(status, "?") + " ", line_style + status_style),
-            Segment(f"{visible(row['type'], multiline=False)[:12]:<12} ", line_style + dim),
-            Segment(f"{visible(row['difficulty'] or '-', multiline=False)[:6]:<6} ",
-                    line_style + dim),
+            Segment(glyph + ("◷" if held else " "), line_style + status_style),
+        ]
+        if width >= COMPACT_BELOW:  # room for type and difficulty columns
+            segments += [
+                Segment(f"{visible(row['type'], multiline=False)[:12]:<12} ",
+                        line_style + dim),
+                Segment(f"{visible(row['difficulty'] or '-', multiline=False)[:6]:<6} ",
+                        line_style + dim)]
+        segments += [
             Segment(("✎ " if row.get("edited") else "") +
                     visible(row["question"], multiline=False), line_style),
             Segment(visible(tags, multiline=False), line_style + dim),

@@ -60,8 +60,42 @@ def highlighted(text: str, spans: list[tuple[int, int]]) -> Text:
     return out
 
 
-def render_candidate(c: dict, pending_status: str | None = None) -> Text:
-    """The whole detail view of one candidate (as returned by `get_candidate`)."""
+DECISION_STYLE = {"accept": ("✓ accept", "green"), "reject": ("✗ reject", "red"),
+                  "skip": ("» skip", "yellow")}
+
+
+def render_decisions(c: dict, annotator: str | None = None) -> Text:
+    """Every annotator's current decision on the candidate, one line each, side by side in
+    columns (who, decision, reason, note, when); final decisions marked. Empty Text if none."""
+    out = Text()
+    decisions = c.get("decisions") or []
+    if not decisions:
+        return out
+    needed = "" if not c.get("conflict") else "  — they disagree: an adjudicator decides"
+    out.append("\nDecisions", H)
+    out.append(needed + "\n", "bold red" if needed else "")
+    width = min(16, max(len(visible(d["annotator"], multiline=False)) for d in decisions))
+    for d in decisions:
+        who = visible(d["annotator"], multiline=False)[:16]
+        out.append(f"{who:<{width}}  ", "bold" if d["annotator"] == annotator else "")
+        label, style = DECISION_STYLE.get(d["decision"], (d["decision"], ""))
+        out.append(f"{visible(label, multiline=False):<9}", style)
+        if d.get("final"):
+            out.append(" FINAL", "bold magenta")
+        if d.get("reason"):
+            out.append(f" ({visible(d['reason'], multiline=False)})", "red")
+        if d.get("note"):
+            out.append(" — ")
+            out.append(visible(d["note"], multiline=False))
+        out.append(f"  {visible((d.get('at') or '')[:16], multiline=False)}", DIM)
+        out.append("\n")
+    return out
+
+
+def render_candidate(c: dict, pending_status: str | None = None,
+                     annotator: str | None = None) -> Text:
+    """The detail view of one candidate (as returned by `get_candidate`) down to its
+    sources, which `render_sources` draws."""
     out = Text()
 
     def line(label: str, value: str | None, style: str = "") -> None:
@@ -105,6 +139,8 @@ def render_candidate(c: dict, pending_status: str | None = None) -> Text:
         out.append("   ")
     out.append("\n")
     line("verdict", c.get("verdict"))
+    if c.get("adjudicated_by"):
+        line("final decision by", c["adjudicated_by"], "magenta")
     if c.get("duplicate_of"):
         line("duplicate of", c["duplicate_of"], "yellow")
     if c.get("tags"):
@@ -112,9 +148,20 @@ def render_candidate(c: dict, pending_status: str | None = None) -> Text:
     if c.get("reject_reason"):
         line("rejected as", c["reject_reason"] + (f" — {c['reject_note']}"
                                                   if c.get("reject_note") else ""), "red")
+    others = [a for a in c.get("held_by") or [] if a != annotator]
+    if others:
+        line("being reviewed by", ", ".join(others), "yellow")
+    out.append_text(render_decisions(c, annotator))
 
     edited_field("Question", c["question"], c.get("edit_question"))
-    edited_field("Reference answer", c["answer"], c.get("edit_answer"))
+    if c.get("provenance") is not None and not (c.get("edit_answer") or c["answer"]).strip():
+        out.append("\nReference answer", H)
+        out.append("\nnone yet: write it (e); a bad production answer is never a reference\n",
+                   "bold red")
+    else:
+        edited_field("Reference answer", c["answer"], c.get("edit_answer"))
+    if c.get("provenance") is not None:
+        out.append_text(render_provenance(c))
 
     out.append("\nVerification\n", H)
     checks = c.get("verification") or []
@@ -140,8 +187,64 @@ def render_candidate(c: dict, pending_status: str | None = None) -> Text:
         out.append(visible(str(reason)))
         out.append("\n")
 
-    out.append("\nSources\n", H)
+    return out
+
+
+def render_provenance(c: dict) -> Text:
+    """Where a production item came from: the log record, why it was picked, the judge's
+    evidence, the answer production gave, and what its chunks must be before accepting."""
+    p = c["provenance"] if isinstance(c.get("provenance"), dict) else {}
+    out = Text()
+    out.append("\nFrom production\n", H)
+    out.append("record: ", LABEL)
+    out.append(visible(str(p.get("record_id") or "?"), multiline=False))
+    out.append(f"  {visible(str(p.get('at') or '')[:16], multiline=False)}", DIM)
+    linked = (c.get("linked_records") or 1) - 1
+    if linked > 0:
+        out.append(f"  (+{linked} more record{'s' if linked > 1 else ''} asking the same)",
+                   "magenta")
+    out.append("\npicked as: ", LABEL)
+    out.append(visible(str(p.get("picked_as") or "?"), multiline=False))
+    if p.get("cause"):
+        out.append(" · cause: ", LABEL)
+        out.append(visible(str(p["cause"]), multiline=False), "yellow")
+    signals = p.get("signals") or []
+    if signals:
+        out.append(" · ")
+        out.append(visible(", ".join(str(x) for x in signals), multiline=False), "red")
+    out.append("\n")
+    for line in p.get("evidence") or []:
+        out.append("  • ")
+        out.append(visible(str(line)))
+        out.append("\n")
+    if p.get("production_answer"):
+        out.append("production answered: ", LABEL)
+        out.append_text(safe_text(str(p["production_answer"]), DIM))
+        out.append("\n")
+    marked = c.get("edit_chunk_ids")
+    if marked is None:
+        suggested = [str(x) for x in p.get("useful_chunk_ids") or []]
+        out.append("relevant chunks: none marked yet: mark them (m, knowledge-base search)",
+                   "bold red")
+        if suggested:
+            out.append("; judged useful in production: ")
+            out.append(visible(", ".join(suggested), multiline=False), DIM)
+        out.append("\n")
+    elif not marked:
+        out.append("relevant chunks: none (the knowledge base does not cover it: make the "
+                   "item unanswerable)\n", "yellow")
+    return out
+
+
+def render_sources(c: dict) -> Text:
+    """The candidate's source chunks hop by hop, evidence highlighted (the chunks a reviewer
+    marked, when there are some)."""
+    out = Text()
+    out.append("Relevant chunks (marked)\n" if isinstance(c.get("edit_chunk_ids"), list)
+               else "Sources\n", H)
     sources = c.get("sources") or []
+    if not sources:
+        out.append("none\n", DIM)
     for hop_number, hop in enumerate(sources, 1):
         for chunk in hop:
             out.append(f"Hop {hop_number}" if len(sources) > 1 else "Chunk", "bold cyan")
@@ -166,15 +269,46 @@ def render_candidate(c: dict, pending_status: str | None = None) -> Text:
 
 
 class DetailPane(VerticalScroll):
-    """Scrollable detail of the current candidate."""
+    """Scrollable detail of the current candidate: its state, text and verdicts, then its
+    sources (a widget of their own, so `v` can jump to the evidence in one key)."""
+
+    _at_evidence = False
 
     def compose(self):
         yield Static(Text("No candidate selected.", "dim"), id="detail-body")
+        yield Static(Text(""), id="detail-sources")
 
-    def show(self, candidate: dict | None, pending_status: str | None = None) -> None:
+    def show(self, candidate: dict | None, pending_status: str | None = None,
+             annotator: str | None = None, *, adjudicating: bool = False) -> None:
         body = self.query_one("#detail-body", Static)
+        sources = self.query_one("#detail-sources", Static)
         if candidate is None:
-            body.update(Text("No candidate matches the filter. Press f to change it.", "dim"))
+            body.update(Text("No candidate matches the filter. Press f to change it"
+                             + (", or c to leave the adjudication queue." if adjudicating
+                                else "."), "dim"))
+            sources.update(Text(""))
         else:
-            body.update(render_candidate(candidate, pending_status))
+            text = render_candidate(candidate, pending_status, annotator)
+            if adjudicating:
+                banner = Text("ADJUDICATION: your decision (a / r) is final\n",
+                              "bold magenta")
+                text = banner + text
+            body.update(text)
+            sources.update(render_sources(candidate))
         self.scroll_home(animate=False)
+        self._at_evidence = False
+
+    def waiting(self) -> None:
+        """While the next item is being claimed (a few ms, longer if the database is busy)."""
+        self.query_one("#detail-body", Static).update(Text("Taking the next item…", "dim"))
+        self.query_one("#detail-sources", Static).update(Text(""))
+
+    def toggle_evidence(self) -> None:
+        """Scroll so the sources start at the top; if they already do, back to the top."""
+        sources = self.query_one("#detail-sources", Static)
+        if self.scroll_y and self._at_evidence:
+            self.scroll_home(animate=False)
+            self._at_evidence = False
+        else:
+            self.scroll_to_widget(sources, animate=False, top=True)
+            self._at_evidence = True

@@ -161,7 +161,7 @@ def ideal(name: str, v, role: str):
         return {"question": q}
     if name == "evolve_reasoning":  # the outcome is given: phrase the situation around it
         rule = v["fact"].rstrip(".")
-        q = f"My case is {v['situation']}. Does this rule cover it: {rule}?"
+        q = f"My case is {v['situation']}. Does the rule cover it: {rule}?"
         return {"question": _asked(q, f"{v['answer']}: {v['fact']}", v["fact"])}
     if name == "evolve_multi_hop":
         bridge = set(v["bridge"].lower().split())
@@ -174,7 +174,7 @@ def ideal(name: str, v, role: str):
              + " ".join(v["fact_b"].split()[:2]) + " compare on value?")
         return {"question": _asked(q, answer, v["fact_a"], v["fact_b"]), "answer": answer}
     if name == "evolve_temporal":
-        q = "What is the current rule for this at Northwind?"
+        q = "What is the current rule at Northwind: " + " ".join(v["newer_fact"].split()[:4]) + "?"
         return {"question": _asked(q, v["newer_fact"], v["newer_fact"]), "answer": v["newer_fact"]}
     if name == "evolve_unanswerable":  # invents a sibling of the listed names
         return {"name": "Tacoma", "question": f"What is the {v['attribute'].lower()} of Tacoma?"}
