@@ -330,6 +330,89 @@ def test_golden_batch_import_takes_a_folder_of_fetched_files(tmp_path, golden_cl
     assert f"{len(lines(request))} replies stored" in err
 
 
+def test_an_import_cut_short_is_finished_by_importing_the_same_files_again(tmp_path,
+                                                                          golden_cli, stub,
+                                                                          monkeypatch):
+    """Lines are stored a few to a transaction: a crash (here the disk filling up on the
+    third line) keeps the transactions already committed and rolls back the one in flight;
+    the same import again stores the rest, each reply once."""
+    import errno
+
+    import builder.llm.batch.importer as importer
+
+    stage(golden_cli, tmp_path)
+    [request] = request_files(tmp_path, 1)
+    [results] = run_file(stub, request, shape="vllm")
+    n = len(lines(results))
+    assert n > 3
+    real_apply = importer._Importer.apply
+    applied = []
+
+    def failing_apply(self, res):
+        if len(applied) == 2:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        applied.append(res.custom_id)
+        return real_apply(self, res)
+
+    monkeypatch.setattr(importer, "CHUNK", 2)
+    monkeypatch.setattr(importer._Importer, "apply", failing_apply)
+    code, _, err = import_files(golden_cli, tmp_path, results)
+    assert code == 1 and "No space left on device" in err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    stored = db_rows(tmp_path, "SELECT cache_key FROM llm_calls")
+    assert sorted(r["cache_key"] for r in stored) == sorted(applied)  # the first transaction
+
+    monkeypatch.setattr(importer._Importer, "apply", real_apply)
+    code, _, err = import_files(golden_cli, tmp_path, results)
+    assert code == 0, err
+    assert f"{n - 2} replies stored" in err and "2 duplicates skipped" in err
+    keys = [r["cache_key"] for r in db_rows(tmp_path, "SELECT cache_key FROM llm_calls")]
+    assert sorted(keys) == sorted(x["custom_id"] for x in lines(request))  # each once
+
+
+def test_a_pass_that_cannot_write_its_files_stages_nothing(tmp_path, golden_cli, monkeypatch):
+    """--batch naming a file is an input error; a disk that fills up while the request files
+    are written fails the pass with one line and leaves no request, file or manifest behind,
+    so the same command stages everything once there is room."""
+    import errno
+
+    import builder.llm.batch.staging as staging
+
+    build_kb(tmp_path / "g.db").close()
+    (tmp_path / "jobs").write_text("not a folder")
+    code, _, err = golden_cli("--db", str(tmp_path / "g.db"), "generate", "--n", "6",
+                              "--base-url", DEAD_URL, "--model", "stub-model", "--batch",
+                              str(tmp_path / "jobs"))
+    assert code == 2 and "'--batch'" in err and "is a file" in err
+    assert str(tmp_path / "jobs") in err and len(err.strip().splitlines()) == 1
+    (tmp_path / "jobs").unlink()
+
+    real_add = staging.RequestWriter.add
+    written = []
+
+    def full_disk(self, *args, **kwargs):
+        if len(written) == 3:
+            raise OSError(errno.ENOSPC, "No space left on device", str(self.dir))
+        written.append(args[0])
+        return real_add(self, *args, **kwargs)
+
+    monkeypatch.setattr(staging.RequestWriter, "add", full_disk)
+    code, _, err = golden_cli("--db", str(tmp_path / "g.db"), "generate", "--n", "6",
+                              "--base-url", DEAD_URL, "--model", "stub-model", "--batch",
+                              str(tmp_path / "jobs"))
+    [error] = [x for x in err.splitlines() if not x.startswith("golden: facts:")]  # progress
+    assert code == 1 and error.endswith(f"{tmp_path / 'jobs'}: No space left on device")
+    assert list((tmp_path / "jobs").iterdir()) == []  # no request file, temp file or manifest
+    assert db_rows(tmp_path, "SELECT count(*) AS n FROM batch_requests")[0]["n"] == 0
+    assert db_rows(tmp_path, "SELECT count(*) AS n FROM llm_calls")[0]["n"] == 0
+
+    monkeypatch.setattr(staging.RequestWriter, "add", real_add)
+    stage(golden_cli, tmp_path)
+    [path] = request_files(tmp_path)
+    assert set(written) <= {x["custom_id"] for x in lines(path)}
+    assert db_rows(tmp_path, "SELECT count(*) AS n FROM batch_requests")[0]["n"] == len(lines(path))
+
+
 def test_identical_requests_are_staged_once_concurrent_or_not(tmp_path):
     """The live client's single flight, and the pass's own memory: one line per request."""
     import asyncio
