@@ -331,7 +331,8 @@ def main() -> None:
     r = child("rounds", "--db", str(kb_copy), "--dir", str(tmp / "rounds"), "--n", str(a.n))
     live = child("live", "--db", str(kb_live), "--dir", str(tmp), "--n", str(a.n))
     total = sum(r["pass_s"])
-    print(f"(d) generate --n {a.n} --batch on {rounds_chunks} chunks: {r['rounds']} staging rounds ({r['passes']} passes), "
+    print(f"(d) generate --n {a.n} --batch on {rounds_chunks} chunks: {r['rounds']} staging "
+          f"rounds ({r['passes']} passes), "
           f"{sum(r['per_round'])} requests, per round {r['per_round']}")
     print(f"    seconds per pass {[round(x, 1) for x in r['pass_s']]} (max {max(r['pass_s']):.1f}: "
           f"the longest write-lock hold), imports {r['import_s']:.1f} s, peak RSS "
