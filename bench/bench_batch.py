@@ -23,7 +23,7 @@ On a generated knowledge base of 20,000 chunks (pre-chunked JSONL, ingested once
 Each phase runs in its own process (peak RSS is that process's ru_maxrss).
 
     python bench/bench_batch.py [--chunks 20000] [--requests 100000] [--n 2000] [--rounds-chunks N]
-                                [--skip-rounds]
+                                [--skip-rounds | --rounds-only]
 """
 
 from __future__ import annotations
@@ -219,6 +219,7 @@ def phase_rounds(db: Path, batch_dir: Path, n: int) -> dict:
         res = runner.invoke(golden, args)
         pass_s.append(time.perf_counter() - t0)
         passes += 1
+        print(f"    pass {passes}: {pass_s[-1]:.1f} s", file=sys.stderr, flush=True)
         assert res.exit_code == 0, res.output
         if "staged" not in res.output and "nothing new" not in res.output:
             summary = res.output
@@ -267,10 +268,34 @@ def _candidates(db: Path) -> list[list]:
 
 def child(phase: str, *args: str) -> dict:
     proc = subprocess.run([sys.executable, __file__, "--phase", phase, *args],
-                          capture_output=True, text=True, cwd=ROOT)
+                          stdout=subprocess.PIPE, text=True, cwd=ROOT)  # stderr: progress
     if proc.returncode != 0:
-        raise SystemExit(f"phase {phase} failed:\n{proc.stderr[-3000:]}")
+        raise SystemExit(f"phase {phase} failed (exit {proc.returncode})")
     return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def staging_and_import(tmp: Path, chunks: int, requests: int) -> None:
+    """(a), (b) and (c) on a knowledge base of `chunks` chunks (tmp/kb.db)."""
+    db = tmp / "kb.db"
+    t0 = time.perf_counter()
+    build_kb(db, chunks)
+    print(f"knowledge base: {chunks} chunks ingested in {time.perf_counter() - t0:.1f} s ({tmp})")
+    jobs = tmp / "jobs"
+    common = ["--db", str(db), "--dir", str(jobs), "--requests", str(requests)]
+    s = child("stage", *common)
+    print(f"(a) staging: {s['staged']} requests in {s['wall']:.1f} s = "
+          f"{s['staged'] / s['wall']:.0f} requests/s, {len(s['files'])} files, peak RSS "
+          f"{s['rss_mb']:.0f} MB; vs target: time {s['wall'] * 100_000 / requests / TARGET_S:.2f}x "
+          f"of 60 s per 100,000, RSS {s['rss_mb'] / TARGET_RSS_MB:.2f}x of 300 MB")
+    lines = child("results", *common)["lines"]
+    i = child("import", *common)
+    print(f"(b) import: {i['lines']} lines in {i['wall']:.1f} s = {i['lines'] / i['wall']:.0f} "
+          f"lines/s ({i['stored']} stored), peak RSS {i['rss_mb']:.0f} MB "
+          f"({i['rss_mb'] / TARGET_RSS_MB:.2f}x of 300 MB); results written: {lines} lines")
+    c = child("stage", *common)
+    print(f"(c) the same pass, all cached: {c['outcome']} in {c['wall']:.1f} s "
+          f"({c['cached']} cache hits, {c['cached'] / c['wall']:.0f}/s), peak RSS "
+          f"{c['rss_mb']:.0f} MB", flush=True)
 
 
 def main() -> None:
@@ -281,6 +306,7 @@ def main() -> None:
     ap.add_argument("--rounds-chunks", type=int, default=None,
                     help="knowledge base size for (d) and its live reference [--chunks]")
     ap.add_argument("--skip-rounds", action="store_true")
+    ap.add_argument("--rounds-only", action="store_true", help="(d) only, not (a)-(c)")
     ap.add_argument("--phase", default=None)
     ap.add_argument("--db")
     ap.add_argument("--dir")
@@ -296,40 +322,25 @@ def main() -> None:
         return
 
     tmp = Path(tempfile.mkdtemp(prefix="bench-batch-"))
-    db = tmp / "kb.db"
-    t0 = time.perf_counter()
-    build_kb(db, a.chunks)
-    print(f"knowledge base: {a.chunks} chunks ingested in {time.perf_counter() - t0:.1f} s ({tmp})")
-    kb_copy, kb_live = tmp / "kb-clean.db", tmp / "kb-live.db"
+    if not a.rounds_only:
+        staging_and_import(tmp, a.chunks, a.requests)
+    if a.skip_rounds:
+        return
     rounds_chunks = a.rounds_chunks or a.chunks
-    if rounds_chunks == a.chunks:
-        shutil.copy(db, kb_copy)
+    kb_copy, kb_live = tmp / "kb-clean.db", tmp / "kb-live.db"
+    if rounds_chunks == a.chunks and (tmp / "kb.db").exists():
+        shutil.copy(tmp / "kb.db", kb_copy)
     else:
         (tmp / "rounds-kb").mkdir()
         build_kb(tmp / "rounds-kb" / "kb.db", rounds_chunks)
         shutil.copy(tmp / "rounds-kb" / "kb.db", kb_copy)
     shutil.copy(kb_copy, kb_live)
-
-    jobs = tmp / "jobs"
-    common = ["--db", str(db), "--dir", str(jobs), "--requests", str(a.requests)]
-    s = child("stage", *common)
-    print(f"(a) staging: {s['staged']} requests in {s['wall']:.1f} s = "
-          f"{s['staged'] / s['wall']:.0f} requests/s, {len(s['files'])} files, peak RSS "
-          f"{s['rss_mb']:.0f} MB; vs target: time {s['wall'] * 100_000 / a.requests / TARGET_S:.2f}x "
-          f"of 60 s per 100,000, RSS {s['rss_mb'] / TARGET_RSS_MB:.2f}x of 300 MB")
-    lines = child("results", *common)["lines"]
-    i = child("import", *common)
-    print(f"(b) import: {i['lines']} lines in {i['wall']:.1f} s = {i['lines'] / i['wall']:.0f} "
-          f"lines/s ({i['stored']} stored), peak RSS {i['rss_mb']:.0f} MB "
-          f"({i['rss_mb'] / TARGET_RSS_MB:.2f}x of 300 MB); results written: {lines} lines")
-    c = child("stage", *common)
-    print(f"(c) the same pass, all cached: {c['outcome']} in {c['wall']:.1f} s "
-          f"({c['cached']} cache hits, {c['cached'] / c['wall']:.0f}/s), peak RSS "
-          f"{c['rss_mb']:.0f} MB")
-    if a.skip_rounds:
-        return
-    r = child("rounds", "--db", str(kb_copy), "--dir", str(tmp / "rounds"), "--n", str(a.n))
+    # the reference first: its figure stands even if the passes are stopped part-way
     live = child("live", "--db", str(kb_live), "--dir", str(tmp), "--n", str(a.n))
+    print(f"(d) reference, the same job live (scripted model in-process) on {rounds_chunks} "
+          f"chunks: {live['wall']:.1f} s, {live['calls']} calls, {live['verified']} verified",
+          flush=True)
+    r = child("rounds", "--db", str(kb_copy), "--dir", str(tmp / "rounds"), "--n", str(a.n))
     total = sum(r["pass_s"])
     print(f"(d) generate --n {a.n} --batch on {rounds_chunks} chunks: {r['rounds']} staging "
           f"rounds ({r['passes']} passes), "
@@ -337,9 +348,8 @@ def main() -> None:
     print(f"    seconds per pass {[round(x, 1) for x in r['pass_s']]} (max {max(r['pass_s']):.1f}: "
           f"the longest write-lock hold), imports {r['import_s']:.1f} s, peak RSS "
           f"{r['rss_mb']:.0f} MB")
-    print(f"    reference, the same job live (scripted model in-process): {live['wall']:.1f} s, "
-          f"{live['calls']} calls, {live['verified']} verified; all passes together "
-          f"{total:.1f} s = {total / live['wall']:.1f}x; same candidates: "
+    print(f"    all passes together {total:.1f} s = {total / live['wall']:.1f}x the live run; "
+          f"longest pass {max(r['pass_s']) / live['wall']:.2f}x; same candidates: "
           f"{_candidates(kb_copy) == live['candidates']}")
     print("    " + " | ".join(r["summary"]))
 
