@@ -34,6 +34,7 @@ COMMANDS: dict[str, str] = {
     "compare": "builder.score.commands:compare",
     "calibrate": "builder.score.commands:calibrate",
     "baseline-run": "builder.score.commands:baseline_run",
+    "batch": "builder.llm.batch.commands:batch",
     "logs": "builder.logs.commands:logs",
     "demo": "builder.demo:demo",
 }
@@ -113,7 +114,8 @@ class LazyGroup(click.Group):
             error = exc if isinstance(exc, GoldenError) else _storage_error(exc, self.db_path)
             if error is None:
                 raise
-            click.echo(f"golden: error: {one_line(str(error))}", err=True)
+            label = "error: " if error.exit_code else ""  # exit 0: stopped on purpose (JobStopped)
+            click.echo(f"golden: {label}{one_line(str(error))}", err=True)
             sys.exit(error.exit_code)
         sys.exit(rv if isinstance(rv, int) else 0)
 

@@ -33,6 +33,14 @@ class ReviewError(InputError):
     """A review action or filter that cannot apply (unknown candidate, bad reason, bad value)."""
 
 
+class JobStopped(GoldenError):
+    """Not a failure: the job stopped where it was asked to, with a message saying what to do
+    next (exit 0; the CLI prints it without "error:"). `--batch` raises it after writing the
+    requests a batch engine is to run."""
+
+    exit_code = 0
+
+
 class JobError(GoldenError):
     """A job ran but could not finish (endpoint unreachable, budget exhausted before any work...)."""
 

@@ -31,7 +31,8 @@ def _visible(value: object) -> str:
 @click.pass_obj
 def stats(obj: CliContext, top: int) -> None:
     """Show what the database holds: documents, chunks and tokens; facts; candidates by verdict
-    and review status; LLM calls by status with the most frequent errors; production logs."""
+    and review status; LLM calls by status with the most frequent errors; requests staged for
+    batch engines (--batch) by status; production logs."""
     from rich.console import Console
     from rich.table import Table
     from rich.text import Text
@@ -78,6 +79,8 @@ def stats(obj: CliContext, top: int) -> None:
     console.print(counts_line("candidates by verdict", counts["candidates_by_verdict"]))
     console.print(counts_line("candidates by status", counts["candidates_by_status"]))
     console.print(counts_line("llm calls by status", counts["llm_calls_by_status"]))
+    if counts["batch_requests_by_status"]:
+        console.print(counts_line("batch requests by status", counts["batch_requests_by_status"]))
     if logs["records"]:
         console.print(Text(
             f"production logs: {logs['records']} records from {logs['first'][:10]} to "

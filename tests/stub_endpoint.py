@@ -32,6 +32,15 @@ database already held a committed 'ok' llm_calls row for exactly these messages 
 request arrived (`already_cached`): a request for work already answered and committed, i.e. a
 repeated call the cache should have served.
 
+The same server is a stand-in for the OpenAI Batch API (`BatchAPI`): `POST /v1/files`
+(multipart upload, purpose "batch"), `GET /v1/files/{id}` and `/content`, `POST /v1/batches`,
+`GET /v1/batches/{id}` and `GET /v1/batches` (a cursor page). A batch runs every line of its
+input file through the same scripted model and faults as the chat endpoint (`run_batch`) and
+reports "in_progress" for `batch_polls` retrievals before it is "completed" (or `batch_status`
+when set: "expired", "failed"...). Its output file is shuffled (OpenAI does not promise an
+order); lines that did not run go to the error file. `run_batch(lines, shape="vllm")` writes
+what `vllm run-batch` writes instead: one file, input order, `error` a string or an object.
+
 No network beyond the loopback interface; the server stops with `stop()` / the context manager.
 """
 
@@ -202,7 +211,8 @@ class StubEndpoint:
                  latency: tuple[float, float] = (0.0, 0.0), clean_first: int = 10,
                  timeout_sleep: float = 2.0, retry_after: str = "1",
                  watch_db: str | None = None,
-                 fault_for: Callable[[Hit], str | None] | None = None):
+                 fault_for: Callable[[Hit], str | None] | None = None,
+                 prompts: tuple[str, ...] = PROMPT_NAMES):
         unknown = set(faults or {}) - set(FAULTS)
         if unknown:
             raise ValueError(f"unknown faults {sorted(unknown)}")
@@ -219,7 +229,9 @@ class StubEndpoint:
         self.fault_for = fault_for
         self.tag = ""
         self.log: list[Hit] = []
-        self.matcher = PromptMatcher()
+        self.chat_requests = 0  # POSTs to /chat/completions (batch runs not counted)
+        self.batch_api = BatchAPI(self)
+        self.matcher = PromptMatcher(prompts)
         self._lock = threading.Lock()
         self._seen: Counter[str] = Counter()
         self._stopping = threading.Event()
@@ -326,11 +338,239 @@ class StubEndpoint:
         finally:
             conn.close()
 
+    def completion(self, body: dict, hit: Hit) -> dict | None:
+        """The chat.completion the scripted model gives for `body` under `hit.fault` (one of
+        the reply faults, or "ok"); None when the messages match no prompt."""
+        if hit.prompt is None:
+            return None
+        variables = self.matcher.match(body["messages"][:2])[1]
+        content: str | None = json.dumps(self.respond(hit.prompt, variables), ensure_ascii=False)
+        finish, refusal, fault = "stop", None, hit.fault
+        if fault == "bad_json":
+            content = "Here you go: {facts: [unquoted, broken"
+        elif fault == "bad_schema":
+            content = json.dumps(BAD_SCHEMA)
+        elif fault == "truncated":
+            content, finish = content[: len(content) // 2], "length"
+        elif fault == "empty":
+            content = ""
+        elif fault == "refusal":
+            content, refusal = None, "I can't help with that request."
+        return {
+            "id": f"stub-{hit.seq}", "object": "chat.completion", "created": int(hit.at),
+            "model": body.get("model"),
+            "choices": [{"index": 0, "finish_reason": finish,
+                         "message": {"role": "assistant", "content": content,
+                                     "refusal": refusal}}],
+            "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120},
+        }
+
+    def run_batch(self, lines: list[str], *, shape: str = "openai") -> tuple[list[dict], list[dict]]:
+        """Run request lines (OpenAI Batch API input) through the scripted model and faults:
+        (output lines, error lines) as the Batch API writes them (output shuffled), or, with
+        shape "vllm", all lines in input order in the first list as `vllm run-batch` writes
+        them (a failed request: `error` a string, or an ErrorResponse object for a 5xx)."""
+        outputs: list[dict] = []
+        errors: list[dict] = []
+        for text in lines:
+            if not text.strip():
+                continue
+            request = json.loads(text)
+            body = request["body"]
+            hit = self._register(body)
+            n = hit.seq
+            if hit.fault in TRANSPORT_FAULTS or hit.fault == "not_json":
+                if shape == "vllm":
+                    error = ("engine error: the request was aborted" if hit.fault != "500" else
+                             {"error": {"message": "stub internal error", "type": "InternalServerError",
+                                        "param": None, "code": 500}})
+                    outputs.append({"id": f"vllm-{n}", "custom_id": request["custom_id"],
+                                    "response": {"status_code": 500 if isinstance(error, dict) else 400,
+                                                 "request_id": f"vllm-batch-{n}", "body": None},
+                                    "error": error})
+                else:
+                    errors.append({"id": f"batch_req_{n}", "custom_id": request["custom_id"],
+                                   "response": {"status_code": 500, "request_id": f"req_{n}",
+                                                "body": {"error": {"message": "stub internal error",
+                                                                   "type": "server_error"}}},
+                                   "error": None})
+                continue
+            payload = self.completion(body, hit)
+            if payload is None:
+                line = {"id": f"batch_req_{n}", "custom_id": request["custom_id"],
+                        "response": {"status_code": 400, "request_id": f"req_{n}",
+                                     "body": {"error": {"message": "stub: unrecognised prompt",
+                                                        "type": "invalid_request_error"}}},
+                        "error": None}
+                (outputs if shape == "vllm" else errors).append(line)
+                continue
+            prefix = "vllm-" if shape == "vllm" else "batch_req_"
+            outputs.append({"id": f"{prefix}{n}", "custom_id": request["custom_id"],
+                            "response": {"status_code": 200, "request_id": f"req_{n}",
+                                         "body": payload},
+                            "error": None})
+        if shape != "vllm":
+            random.Random(f"{self.seed}:order:{len(self.log)}").shuffle(outputs)
+        return outputs, errors
+
     def _latency(self, hit: Hit) -> float:
         lo, hi = self.latency
         if hi <= 0:
             return 0.0
         return random.Random(f"{self.seed}:lat:{hit.seq}").uniform(lo, hi)
+
+
+class BatchAPI:
+    """The Batch API stand-in (see the module doc). State lives in memory; `uploads` and
+    `batches_created` let tests count what the client did."""
+
+    def __init__(self, stub: StubEndpoint):
+        self.stub = stub
+        self.files: dict[str, dict] = {}       # id -> {"meta": FileObject, "content": bytes}
+        self.batches: dict[str, dict] = {}     # id -> Batch object
+        self.polls: Counter[str] = Counter()
+        self.batch_polls = 1                   # retrievals that still say "in_progress"
+        self.batch_status: str | None = None   # force an end state ("expired", "failed")
+        self.uploads = 0
+        self.batches_created = 0
+        self.fail_next: str | None = None      # "batches.create": answer it with HTTP 500
+        self._lock = threading.Lock()
+
+    # -- HTTP ------------------------------------------------------------------------------
+
+    def post(self, handler: "_Handler", raw: bytes) -> None:
+        path = handler.path.split("?")[0].rstrip("/")
+        if path == "/v1/files":
+            self._upload(handler, raw)
+        elif path == "/v1/batches":
+            self._create(handler, json.loads(raw or b"{}"))
+        else:
+            handler._send(404, {"error": {"message": f"no route {path}", "type": "invalid_request_error"}})
+
+    def get(self, handler: "_Handler") -> None:
+        path, _, query = handler.path.partition("?")
+        parts = path.rstrip("/").split("/")[2:]   # after /v1
+        with self._lock:
+            if parts[:1] == ["files"] and len(parts) == 2 and parts[1] in self.files:
+                handler._send(200, self.files[parts[1]]["meta"])
+            elif parts[:1] == ["files"] and len(parts) == 3 and parts[2] == "content" \
+                    and parts[1] in self.files:
+                handler._send(200, None, raw=self.files[parts[1]]["content"],
+                              content_type="application/octet-stream")
+            elif parts == ["batches"]:
+                data = sorted(self.batches.values(), key=lambda b: b["created_at"], reverse=True)
+                handler._send(200, {"object": "list", "data": data, "has_more": False,
+                                    "first_id": data[0]["id"] if data else None,
+                                    "last_id": data[-1]["id"] if data else None})
+            elif parts[:1] == ["batches"] and len(parts) == 2 and parts[1] in self.batches:
+                handler._send(200, self._retrieve(parts[1]))
+            else:
+                handler._send(404, {"error": {"message": f"no such object {path}",
+                                              "type": "invalid_request_error"}})
+
+    # -- files -------------------------------------------------------------------------------
+
+    def _upload(self, handler: "_Handler", raw: bytes) -> None:
+        from email.parser import BytesParser
+        from email.policy import HTTP
+
+        ctype = handler.headers.get("content-type", "")
+        message = BytesParser(policy=HTTP).parsebytes(
+            f"Content-Type: {ctype}\r\n\r\n".encode() + raw)
+        fields: dict[str, tuple[str | None, bytes]] = {}
+        for part in message.iter_parts():
+            name = part.get_param("name", header="content-disposition")
+            fields[name] = (part.get_filename(), part.get_payload(decode=True))
+        if "file" not in fields or fields.get("purpose", (None, b""))[1] != b"batch":
+            handler._send(400, {"error": {"message": "upload a file with purpose 'batch'",
+                                          "type": "invalid_request_error"}})
+            return
+        filename, content = fields["file"]
+        with self._lock:
+            self.uploads += 1
+            file_id = f"file-{len(self.files) + 1}"
+            meta = {"id": file_id, "object": "file", "bytes": len(content),
+                    "created_at": int(time.time()), "filename": filename or "upload.jsonl",
+                    "purpose": "batch", "status": "processed"}
+            self.files[file_id] = {"meta": meta, "content": content}
+        handler._send(200, meta)
+
+    def _add_file(self, name: str, lines: list[dict]) -> str:
+        content = b"".join(json.dumps(x, ensure_ascii=False).encode() + b"\n" for x in lines)
+        file_id = f"file-{len(self.files) + 1}"
+        self.files[file_id] = {"meta": {"id": file_id, "object": "file", "bytes": len(content),
+                                        "created_at": int(time.time()), "filename": name,
+                                        "purpose": "batch_output", "status": "processed"},
+                               "content": content}
+        return file_id
+
+    # -- batches -----------------------------------------------------------------------------
+
+    def _create(self, handler: "_Handler", body: dict) -> None:
+        with self._lock:
+            if self.fail_next == "batches.create":
+                self.fail_next = None
+                handler._send(500, {"error": {"message": "stub: batch not created",
+                                              "type": "server_error"}})
+                return
+            source = self.files.get(body.get("input_file_id"))
+            if source is None or body.get("endpoint") != "/v1/chat/completions" \
+                    or body.get("completion_window") != "24h":
+                handler._send(400, {"error": {"message": "bad batch request",
+                                              "type": "invalid_request_error"}})
+                return
+            self.batches_created += 1
+            batch_id = f"batch_{len(self.batches) + 1}"
+            lines = source["content"].decode("utf-8").splitlines()
+            models = {json.loads(x)["body"].get("model") for x in lines if x.strip()}
+            if len(models) > 1:  # as OpenAI: one model per batch
+                handler._send(400, {"error": {"message": f"a batch asks one model, got {sorted(models)}",
+                                              "type": "invalid_request_error"}})
+                return
+            self.batches[batch_id] = {
+                "id": batch_id, "object": "batch", "endpoint": body["endpoint"],
+                "input_file_id": body["input_file_id"], "completion_window": "24h",
+                "status": "validating", "created_at": int(time.time()) * 1000 + len(self.batches),
+                "metadata": body.get("metadata"), "output_file_id": None, "error_file_id": None,
+                "request_counts": {"total": len(lines), "completed": 0, "failed": 0},
+                "_lines": lines,
+            }
+            shown = {k: v for k, v in self.batches[batch_id].items() if not k.startswith("_")}
+        handler._send(200, shown)
+
+    def _retrieve(self, batch_id: str) -> dict:
+        batch = self.batches[batch_id]
+        self.polls[batch_id] += 1
+        if batch["status"] in ("validating", "in_progress"):
+            if self.polls[batch_id] <= self.batch_polls:
+                batch["status"] = "in_progress"
+            else:
+                self._finish(batch)
+        return {k: v for k, v in batch.items() if not k.startswith("_")}
+
+    def _finish(self, batch: dict) -> None:
+        end = self.batch_status or "completed"
+        lines = batch["_lines"]
+        if end == "failed":  # rejected as a whole: no output at all
+            batch.update(status="failed", request_counts={"total": len(lines), "completed": 0,
+                                                          "failed": 0})
+            return
+        if end == "expired":  # the first half ran; the rest expired
+            ran, expired = lines[: len(lines) // 2], lines[len(lines) // 2:]
+        else:
+            ran, expired = lines, []
+        outputs, errors = self.stub.run_batch(ran)
+        for text in expired:
+            errors.append({"id": f"batch_req_x{len(errors)}", "custom_id": json.loads(text)["custom_id"],
+                           "response": None,
+                           "error": {"code": "batch_expired",
+                                     "message": "This request could not be executed before the "
+                                                "completion window expired."}})
+        batch["output_file_id"] = self._add_file(f"{batch['id']}_output.jsonl", outputs) if outputs else None
+        batch["error_file_id"] = self._add_file(f"{batch['id']}_error.jsonl", errors) if errors else None
+        batch["status"] = end
+        batch["request_counts"] = {"total": len(lines), "completed": len(outputs),
+                                   "failed": len(errors)}
 
 
 class _QuietServer(ThreadingHTTPServer):
@@ -347,7 +587,12 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:  # noqa: N802 - http.server's naming
         length = int(self.headers.get("content-length") or 0)
-        body = json.loads(self.rfile.read(length) or b"{}")
+        raw = self.rfile.read(length)
+        if self.path.startswith(("/v1/files", "/v1/batches")):
+            self.endpoint.batch_api.post(self, raw)
+            return
+        body = json.loads(raw or b"{}")
+        self.endpoint.chat_requests += 1
         if not self.path.rstrip("/").endswith("/chat/completions"):
             self._send(404, {"error": {"message": "not found", "type": "invalid_request_error"}})
             return
@@ -379,33 +624,16 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(200, None, raw=b"<html><body>502 Bad Gateway</body></html>",
                        content_type="text/html")
             return
-        if hit.prompt is None:
+        payload = stub.completion(body, hit)
+        if payload is None:
             self._send(400, {"error": {"message": "stub: unrecognised prompt",
                                        "type": "invalid_request_error"}})
             return
-        name = hit.prompt
-        variables = stub.matcher.match(body["messages"][:2])[1]
-        content: str | None = json.dumps(stub.respond(name, variables), ensure_ascii=False)
-        finish, refusal = "stop", None
-        if fault == "bad_json":
-            content = "Here you go: {facts: [unquoted, broken"
-        elif fault == "bad_schema":
-            content = json.dumps(BAD_SCHEMA)
-        elif fault == "truncated":
-            content, finish = content[: len(content) // 2], "length"
-        elif fault == "empty":
-            content = ""
-        elif fault == "refusal":
-            content, refusal = None, "I can't help with that request."
         cut = fault if fault in ("partial", "stall") else None
-        self._send(200, {
-            "id": f"stub-{hit.seq}", "object": "chat.completion", "created": int(hit.at),
-            "model": body.get("model"),
-            "choices": [{"index": 0, "finish_reason": finish,
-                         "message": {"role": "assistant", "content": content,
-                                     "refusal": refusal}}],
-            "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120},
-        }, cut=cut)
+        self._send(200, payload, cut=cut)
+
+    def do_GET(self) -> None:  # noqa: N802
+        self.endpoint.batch_api.get(self)
 
     def _send(self, status: int, payload: dict | None, headers: dict | None = None, *,
               raw: bytes | None = None, content_type: str = "application/json",

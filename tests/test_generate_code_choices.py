@@ -107,6 +107,9 @@ def test_answer_target_picks_the_value():
     assert target("Express to Canada costs CA$29.95.") == "CA$29.95"
     assert target("标准配送需要5天送达。") == "5天"
     assert target("Pickup is free at every store.") is None
+    assert target("We employ 1,200 people.") == "1,200 people"
+    # a port in a URL is not a value, and ", pass" is not part of a number
+    assert target("Route traffic to a proxy at http://localhost:8030, pass the URL to the client.") is None
 
 
 def test_clean_question_cuts_what_follows_the_question():

@@ -37,6 +37,8 @@ def test_a_labelled_rubric_item_is_answered_by_its_description():
     ("The health and wellbeing of our employees is a priority.", None, "nothing specific"),
     ("See the payments guide.", "See [the payments guide](https://x.test/payments).", "document"),
     ("Haz clic en Cambio.", None, "too short"),
+    ("If you are required to complete jury service, dxw will pay your normal salary less "
+     "£64.95 per day.", None, "a deduction"),
 ])
 def test_statements_with_nothing_specific_to_ask_are_not_worthy(text, evidence, reason):
     w = assess(fact(text, evidence))

@@ -42,7 +42,7 @@ def write(tmp_path, text, name="golden.toml"):
 
 def test_defaults_without_any_source():
     s = resolve_settings({}, {}, ConfigFile())
-    assert s.base_url is None and s.model is None and s.local_model == "qwen-0.5b"
+    assert s.base_url is None and s.model is None and s.local_model == "qwen-1.5b"
     assert (s.temperature, s.max_tokens, s.concurrency, s.timeout) == (0.2, 1024, 8, 120.0)
     assert s.price_for("gpt-4o-mini-2024-07-18").input_per_mtok == 0.15
 

@@ -164,7 +164,7 @@ async def test_dry_run_without_base_url_starts_nothing(tmp_path, monkeypatch):
             open_llm(store, LLMSettings(dry_run=True), job="t", progress=boom) as llm:
         result = await llm.structured(PROMPT, {"city": "Paris"}, Capital)
         assert result.status == "dry_run"
-        assert llm.model_for("judge") == "local:qwen2.5-coder-0.5b-instruct-q4_k_m"
+        assert llm.model_for("judge") == "local:qwen2.5-coder-1.5b-instruct-q4_k_m"
         assert llm.summary()["cost_usd"] == 0
 
 

@@ -15,6 +15,10 @@ from builder.store.search import search_chunks
 
 TABLES = {
     "_sqlite_migrations": "id migration_set name applied_at",
+    "batch_replies": "reply_id custom_id outcome imported_at",
+    "batch_requests": "custom_id cache_key step status batch_dir file job stage prompt_name "
+                      "prompt_version role base_url model params messages output state call_id "
+                      "staged_at updated_at",
     "calibration": "id run_id query_id metric score annotator source at",
     "candidate_tags": "candidate_id tag",
     "candidates": "id type question answer language difficulty difficulty_signals chunk_ids "
@@ -60,22 +64,22 @@ TABLES = {
     "stage_done": "stage key done_at info",
 }
 INDEXES = [
-    "calibration_item", "candidate_tags_tag", "candidates_created_at", "candidates_difficulty",
-    "candidates_document_id", "candidates_review_counts", "candidates_review_created",
-    "candidates_review_queue", "candidates_review_queue_any", "candidates_review_status",
-    "candidates_review_type", "candidates_seed_fact_id", "candidates_status", "candidates_type",
-    "candidates_verdict", "candidates_votes", "candidates_waiting", "chunks_document",
-    "facts_chunk", "idx__sqlite_migrations_migration_set_name", "llm_calls_cache",
-    "llm_calls_stage", "log_records_at", "log_records_flagged", "log_records_sample",
-    "log_records_thumbs_up", "production_links_record", "review_leases_session",
-    "review_log_annotator", "review_log_candidate", "review_log_uid", "review_log_undoes",
-    "review_votes_annotator",
+    "batch_requests_file", "batch_requests_key", "calibration_item", "candidate_tags_tag",
+    "candidates_created_at", "candidates_difficulty", "candidates_document_id",
+    "candidates_review_counts", "candidates_review_created", "candidates_review_queue",
+    "candidates_review_queue_any", "candidates_review_status", "candidates_review_type",
+    "candidates_seed_fact_id", "candidates_status", "candidates_type", "candidates_verdict",
+    "candidates_votes", "candidates_waiting", "chunks_document", "facts_chunk",
+    "idx__sqlite_migrations_migration_set_name", "llm_calls_cache", "llm_calls_stage",
+    "log_records_at", "log_records_flagged", "log_records_sample", "log_records_thumbs_up",
+    "production_links_record", "review_leases_session", "review_log_annotator",
+    "review_log_candidate", "review_log_uid", "review_log_undoes", "review_votes_annotator",
 ]
 TRIGGERS = ["candidates_fts_ad", "candidates_fts_ai", "candidates_fts_au", "chunks_ad",
             "chunks_ai", "chunks_au"]
 MIGRATIONS = ["m001_documents_and_chunks", "m002_generation_review_llm_runs",
               "m003_review_indexes", "m004_review_search_and_counts", "m005_fact_cells",
-              "m006_review_team", "m007_production_logs"]
+              "m006_review_team", "m007_production_logs", "m008_batch_requests"]
 
 
 def schema(conn: sqlite3.Connection) -> tuple[dict, list, list]:

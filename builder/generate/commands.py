@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from builder.llm.setup import llm_options
+from builder.llm.setup import batch_option, llm_options
 
 
 @click.command()
@@ -26,6 +26,7 @@ from builder.llm.setup import llm_options
               help="Fact extractor: the LLM, or code that cuts sentences, list items and table "
                    "cells out of each chunk. auto = code for the embedded local model.")
 @llm_options
+@batch_option
 @click.pass_obj
 def generate(obj, n, mix, types, docs, prompts_dir, seed, facts_mode, llm_settings):
     """Generate question/answer candidates from the ingested knowledge base.

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
+from contextvars import ContextVar
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -18,12 +19,13 @@ from typing import Any, TypeVar
 from rich.progress import Progress
 
 from builder.llm.prompts import Prompt, load_prompt
-from builder.llm.types import LLM, LLMResult
+from builder.llm.types import LLM, LLMResult, stop_if_deferred
 from builder.store.db import Store
 
 from builder.generate.models import GenerateOptions
 
 T = TypeVar("T")
+_IN_UNIT: ContextVar[bool] = ContextVar("in_unit", default=False)  # set inside run_units' tasks
 
 PROMPT_NAMES = (
     "facts", "questions", "evolve_reasoning", "evolve_multi_hop", "evolve_comparative",
@@ -75,10 +77,15 @@ class RunContext:
 
     async def call(self, name: str, variables: dict[str, Any], output: type,
                    *, role: str = "generator") -> LLMResult:
-        """One structured call through the LLM protocol, counted per stage."""
+        """One structured call through the LLM protocol, counted per stage.
+
+        With `--batch`, a call made outside a step's units whose request was staged ends the
+        pass here: the code after it would decide on a reply that is not there yet."""
         self.calls[name] += 1
         result = await self.llm.structured(self.prompts[name], variables, output, stage=name,
                                            role=role)
+        if result.status == "deferred" and not _IN_UNIT.get():
+            stop_if_deferred(self.llm)
         if not result.ok:
             self.failures[name] += 1
         return result
@@ -87,7 +94,11 @@ class RunContext:
 async def run_units(ctx: RunContext, label: str, items: Iterable[T],
                     work: Callable[[T], Awaitable[None]]) -> None:
     """Run `work(item)` for every item, `ctx.options.concurrency` at a time, with a progress
-    bar. The first exception cancels the rest and is re-raised (unwrapped from the group)."""
+    bar. The first exception cancels the rest and is re-raised (unwrapped from the group).
+
+    A step ends here: with `--batch`, a pass that staged requests (in these units, or in calls
+    made since the last step) stops at this point (`stop_if_deferred`)."""
+    stop_if_deferred(ctx.llm)
     items = list(items)
     if not items:
         return
@@ -95,6 +106,7 @@ async def run_units(ctx: RunContext, label: str, items: Iterable[T],
     limit = asyncio.Semaphore(ctx.options.concurrency)
 
     async def one(item: T) -> None:
+        _IN_UNIT.set(True)  # this task's own context: a deferred call ends the unit, not the pass
         async with limit:
             await work(item)
         if ctx.progress is not None:
@@ -106,6 +118,7 @@ async def run_units(ctx: RunContext, label: str, items: Iterable[T],
                 group.create_task(one(item))
     except BaseExceptionGroup as eg:  # noqa: F821 - builtin on 3.11
         raise _first_leaf(eg) from None
+    stop_if_deferred(ctx.llm)
 
 
 def _first_leaf(eg: BaseExceptionGroup) -> BaseException:

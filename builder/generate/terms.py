@@ -241,7 +241,9 @@ _VALUE_PHRASES = [
     re.compile(r"\d+(?:\.\d+)?\s?%"),                                         # 10%
     re.compile(r"\b\d{1,2}:\d{2}\s?(?:a\.m\.|p\.m\.|am|pm|noon|midnight)?", re.I),  # 3:00 p.m.
     re.compile(r"\b\d[\d-]{6,}\d\b"),                                         # 1-800-555-0147
-    re.compile(r"\b\d[\d,]*(?:\.\d+)?(?:\s*(?:to|-|–)\s*\d[\d,]*(?:\.\d+)?)?"
+    # a number glued to a URL or name (":8030", "v2.1") is not a value, and a comma belongs to
+    # it only as a thousands separator ("8030, pass" came out of "localhost:8030, pass ...")
+    re.compile(r"(?<![:/.\w])\d+(?:,\d{3})*(?:\.\d+)?(?:\s*(?:to|-|–)\s*\d+(?:,\d{3})*(?:\.\d+)?)?"
                r"(?:\s+(?:business|calendar|working))?\s+[A-Za-z]+"),      # 45 days, 1 to 2 days
     re.compile(r"\d+(?:\.\d+)?\s?(?:个工作日|工作日|小时|天|周|个月|月|年|美元|加元|元|磅|公斤)"),  # 5天
 ]

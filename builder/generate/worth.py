@@ -82,6 +82,9 @@ DEFINITION = re.compile(
     r"signifie|ist|sind|bedeutet|é|são|è|sono)\s+(?P<rest>(?:a|an|the|one|un|una|unos|unas|el|"
     r"la|los|las|une|le|les|des|ein|eine|einen|der|die|das|um|uma|o|os|as|uno|il|lo|gli)\s.{8,})$",
     re.I)
+# A value right after one of these words is subtracted from something the statement names.
+DEDUCTION = re.compile(r"\b(?:less|minus|deducted|deducting|net of|menos)\s*$", re.IGNORECASE)
+
 LABELLED = re.compile(r"^\*\*(?P<label>[^*]{1,60})\*\*\s*[:：—–-]\s*(?P<rest>\S.*)$", re.S)
 # Labels that frame a sentence rather than name a dimension ("**Resolution**: ...").
 GENERIC_LABELS = frozenset(
@@ -248,6 +251,10 @@ def assess(fact: dict, common: frozenset[str] = frozenset()) -> Worth:
     value = answer_target({**fact, "text": text}) or _bare_number(text)  # the cell record too
     if value is not None and not re.search(r"\w", value):
         return Worth(False, "its value is a symbol (a table's check mark), not words")
+    if value and DEDUCTION.search(text[:max(text.find(value), 0)]):
+        # "your normal salary less £64.95 per day": hidden, the value reads as the amount paid
+        # (a question "How much does dxw pay per day?" got "£64.95", seen on a public handbook)
+        return Worth(False, "a deduction ('less X'), which the bare value would misstate")
     if value and key_terms(value) != key_terms(text) and not _inside_a_name(text, value):
         # a limit keeps its comparator: "at least 8 weeks", not "8 weeks" -- the bare value
         # would be a wrong answer, and hiding "within 14 days" gets a question about a

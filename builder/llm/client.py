@@ -42,10 +42,7 @@ from pydantic import BaseModel, ValidationError
 from builder.errors import InputError, JobError
 from builder.llm.prompts import Prompt, load_prompt
 from builder.llm.settings import LLMSettings
-from builder.llm.structured import (
-    MODES, NoJSON, cache_schema, extract_json, looks_like_refusal, response_format, schema_text,
-    summarize_validation_error,
-)
+from builder.llm.structured import MODES, cache_schema, read_reply, response_format, schema_text
 from builder.llm.types import BudgetExceeded, LLMResult
 from builder.store import llm_calls
 from builder.store.db import Store
@@ -57,7 +54,7 @@ BACKOFF_CAP_S = 30.0
 RETRY_AFTER_CAP_S = 120.0
 UNREACHABLE_CALLS = 3          # calls in a row that could not connect (after retries) -> JobError
 DRY_RUN_COMPLETION_TOKENS = 300  # assumed reply size for --dry-run estimates
-_FORMAT_WORDS = re.compile(r"response_format|json_schema|json_object|schema|strict|structured",
+FORMAT_WORDS = re.compile(r"response_format|json_schema|json_object|schema|strict|structured",
                            re.IGNORECASE)
 
 
@@ -114,18 +111,20 @@ class OpenAIClient:
     the semaphore are rebuilt for each loop.
     """
 
+    batch = False  # priced at the standard rates; `BatchClient` (llm/batch/) prices at batch rates
+
     def __init__(self, store: Store, settings: LLMSettings, *, job: str, local: bool = False,
                  http_client_factory: Callable[[], Any] | None = None,
                  progress: Callable[[str], None] | None = None,
                  sleep: Callable[[float], Any] | None = None):
-        if not settings.base_url and not settings.dry_run:
+        if not settings.base_url and not settings.dry_run and not self.batch:
             raise InputError("no LLM endpoint: pass --base-url or let golden run the local model")
         self.store = store
         self.settings = settings
         self.job = job
         self.local = local
         self.dry_run = settings.dry_run
-        self.endpoint = "local" if local else safe_url(settings.base_url or "")
+        self.endpoint = "local" if local else safe_url(settings.base_url or "") or "batch"
         self._api_key = settings.api_key.get_secret_value() if settings.api_key else None
         self._http_client_factory = http_client_factory
         self._progress = progress or (lambda m: print(f"golden: {m}", file=sys.stderr))
@@ -297,48 +296,24 @@ class OpenAIClient:
             out.prompt_tokens += usage.get("prompt_tokens") or 0
             out.completion_tokens += usage.get("completion_tokens") or 0
             out.raw = reply.raw
-            choices = data.get("choices") or []
-            if not choices:
-                out.status, out.error = "empty", "reply has no choices"
-                return out
-            choice = choices[0] if isinstance(choices[0], dict) else {}
-            message = choice.get("message") or {}
-            refusal = message.get("refusal")
-            if refusal:
-                out.status, out.error = "refusal", str(refusal)[:500]
-                return out
-            if choice.get("finish_reason") == "content_filter":
-                out.status, out.error = "refusal", "blocked by the endpoint's content filter"
-                return out
-            if choice.get("finish_reason") == "length":
-                if not enlarged:
-                    enlarged, max_tokens = True, max_tokens * 2
-                    continue
-                out.status = "truncated"
-                out.error = f"reply cut off at max_tokens={max_tokens}"
-                return out
-            content = _text_of(message.get("content"))
-            if not content.strip():
-                out.status, out.error = "empty", "empty reply"
-                return out
-            try:
-                value = output.model_validate(extract_json(content))
-            except NoJSON as exc:
-                if looks_like_refusal(content):
-                    out.status, out.error = "refusal", content.strip()[:500]
-                    return out
-                problem = str(exc)
-            except ValidationError as exc:
-                problem = summarize_validation_error(exc)
-            else:
-                out.status, out.value, out.parsed, out.error = "ok", value, value.model_dump(mode="json"), None
-                return out
-            if repaired:
-                out.status, out.error = "invalid", problem
-                return out
-            repaired = True
-            convo = messages + [{"role": "assistant", "content": content}] \
-                + self._repair_prompt.render({"error": problem})
+            reading = read_reply(data, output, enlarged=enlarged, repaired=repaired,
+                                 max_tokens=max_tokens)
+            if reading.status == "longer":
+                enlarged, max_tokens = True, max_tokens * 2
+                continue
+            if reading.status == "repair":
+                repaired = True
+                convo = self._repair_convo(messages, reading.content, reading.error)
+                continue
+            out.status, out.value, out.parsed, out.error = (reading.status, reading.value,
+                                                            reading.parsed, reading.error)
+            return out
+
+    def _repair_convo(self, messages: list[dict], content: str, problem: str) -> list[dict]:
+        """The conversation of the one repair round: the call's messages, the reply that did
+        not validate, and the repair prompt naming what was wrong."""
+        return messages + [{"role": "assistant", "content": content}] \
+            + self._repair_prompt.render({"error": problem})
 
     def _request(self, model: str, convo: list[dict], mode: str, output: type[BaseModel],
                  temperature: float, max_tokens: int) -> dict[str, Any]:
@@ -398,7 +373,7 @@ class OpenAIClient:
                 self._unreachable_streak = 0
                 status, message = exc.status_code, self._message(exc)
                 reason = f"HTTP {status}: {message}"
-                about_format = has_format and bool(_FORMAT_WORDS.search(message))
+                about_format = has_format and bool(FORMAT_WORDS.search(message))
                 unconfirmed_500 = (has_format and status == 500
                                    and f"{self.endpoint}|{model}" not in self._confirmed)
                 if status in (400, 422) and about_format or unconfirmed_500:
@@ -487,7 +462,7 @@ class OpenAIClient:
                 self._progress(f"no price known for model {model!r}: its cost is not counted "
                                f'(add [prices."{model}"] to golden.toml)')
             return None
-        return (prompt_tokens * price.input_per_mtok + completion_tokens * price.output_per_mtok) / 1e6
+        return price.cost(prompt_tokens, completion_tokens, batch=self.batch)
 
     def _account(self, outcome: _Outcome, cost: float | None) -> None:
         self._stats["prompt_tokens"] += outcome.prompt_tokens
@@ -518,15 +493,6 @@ class OpenAIClient:
         if key and len(key) >= 6:
             text = text.replace(key, "[redacted]")
         return text
-
-
-def _text_of(content: Any) -> str:
-    """Message content as text (a string, or a list of content parts)."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(p.get("text", "") for p in content if isinstance(p, dict))
-    return ""
 
 
 def _backoff(attempt: int) -> float:

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 from builder.config import ConfigFile, config_section, find_key_line
 from builder.errors import InputError
 
-DEFAULT_LOCAL_MODEL = "qwen-0.5b"
+DEFAULT_LOCAL_MODEL = "qwen-1.5b"
 ROLES = ("generator", "verifier", "judge")
 
 # Environment variables read by `resolve_settings` (name in settings -> variable).
@@ -41,26 +41,45 @@ class CallParams(BaseModel):
 
 
 class Price(BaseModel):
-    """USD per million tokens."""
+    """USD per million tokens; the batch rates price calls answered through a batch engine
+    (`--batch`), the standard rates when none is given."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
     input_per_mtok: float = Field(ge=0)
     output_per_mtok: float = Field(ge=0)
+    batch_input_per_mtok: float | None = Field(None, ge=0)
+    batch_output_per_mtok: float | None = Field(None, ge=0)
+
+    def cost(self, prompt_tokens: int, completion_tokens: int, *, batch: bool = False) -> float:
+        """USD for one call's tokens, at the batch rates when `batch` and they are known."""
+        inp, out = self.input_per_mtok, self.output_per_mtok
+        if batch and self.batch_input_per_mtok is not None:
+            inp = self.batch_input_per_mtok
+        if batch and self.batch_output_per_mtok is not None:
+            out = self.batch_output_per_mtok
+        return (prompt_tokens * inp + completion_tokens * out) / 1e6
 
 
-# Built-in list prices (USD per million tokens, standard tier). Configurable in golden.toml
-# under [prices."model"]; a model name matches the longest listed prefix (dated snapshots).
+def _list_price(inp: float, out: float) -> Price:
+    """A list price; OpenAI's Batch API costs half of it."""
+    return Price(input_per_mtok=inp, output_per_mtok=out, batch_input_per_mtok=inp / 2,
+                 batch_output_per_mtok=out / 2)
+
+
+# Built-in list prices (USD per million tokens, standard tier; the Batch API at half). Configurable
+# in golden.toml under [prices."model"]; a model name matches the longest listed prefix (dated
+# snapshots).
 DEFAULT_PRICES: dict[str, Price] = {
-    "gpt-4o-mini": Price(input_per_mtok=0.15, output_per_mtok=0.60),
-    "gpt-4o": Price(input_per_mtok=2.50, output_per_mtok=10.00),
-    "gpt-4.1-nano": Price(input_per_mtok=0.10, output_per_mtok=0.40),
-    "gpt-4.1-mini": Price(input_per_mtok=0.40, output_per_mtok=1.60),
-    "gpt-4.1": Price(input_per_mtok=2.00, output_per_mtok=8.00),
-    "gpt-5-nano": Price(input_per_mtok=0.05, output_per_mtok=0.40),
-    "gpt-5-mini": Price(input_per_mtok=0.25, output_per_mtok=2.00),
-    "gpt-5": Price(input_per_mtok=1.25, output_per_mtok=10.00),
-    "o4-mini": Price(input_per_mtok=1.10, output_per_mtok=4.40),
+    "gpt-4o-mini": _list_price(0.15, 0.60),
+    "gpt-4o": _list_price(2.50, 10.00),
+    "gpt-4.1-nano": _list_price(0.10, 0.40),
+    "gpt-4.1-mini": _list_price(0.40, 1.60),
+    "gpt-4.1": _list_price(2.00, 8.00),
+    "gpt-5-nano": _list_price(0.05, 0.40),
+    "gpt-5-mini": _list_price(0.25, 2.00),
+    "gpt-5": _list_price(1.25, 10.00),
+    "o4-mini": _list_price(1.10, 4.40),
 }
 
 
@@ -104,6 +123,7 @@ class LLMSettings(BaseModel):
     stages: dict[str, CallParams] = Field(default_factory=dict)
     prices: dict[str, Price] = Field(default_factory=lambda: dict(DEFAULT_PRICES))
     config_path: str | None = None
+    batch_dir: str | None = None  # `--batch DIR`: stage uncached requests there, send nothing
 
     def params_for(self, role: str = "generator", stage: str | None = None) -> CallParams:
         """Model, temperature and max_tokens for one call: stage > role > base settings."""

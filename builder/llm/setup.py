@@ -73,7 +73,7 @@ def llm_options(f: Callable | None = None, *, lazy: bool = False) -> Callable:
         click.option("--dry-run", is_flag=True, default=False,
                      help="Estimate tokens and cost without calling the model."),
         click.option("--local-model", default=None, metavar="NAME|PATH",
-                     help="Embedded model: qwen-0.5b (default), qwen-1.5b, smollm2-135m or a "
+                     help="Embedded model: qwen-1.5b (default), qwen-0.5b, smollm2-135m or a "
                           ".gguf path (env GOLDEN_LOCAL_MODEL)."),
     ]
 
@@ -97,6 +97,29 @@ def llm_options(f: Callable | None = None, *, lazy: bool = False) -> Callable:
     return wrapper
 
 
+def batch_option(f: Callable) -> Callable:
+    """Add `--batch DIR` to a command that already has `@llm_options` (put it below them):
+    the command then stages its uncached LLM requests in DIR for a batch engine and stops
+    (builder/llm/batch/); the folder lands in `llm_settings.batch_dir` (lazy settings too)."""
+
+    @functools.wraps(f)
+    def wrapper(*args, **kwargs):
+        batch_dir = kwargs.pop("batch_dir", None)
+        settings = kwargs["llm_settings"]
+        if batch_dir is not None and callable(settings):
+            kwargs["llm_settings"] = functools.cache(
+                lambda: settings().model_copy(update={"batch_dir": batch_dir}))
+        elif batch_dir is not None:
+            kwargs["llm_settings"] = settings.model_copy(update={"batch_dir": batch_dir})
+        return f(*args, **kwargs)
+
+    return click.option(
+        "--batch", "batch_dir", type=click.Path(file_okay=False), default=None, metavar="DIR",
+        help="Send nothing: write the uncached LLM requests of the next step to DIR as OpenAI "
+             "Batch API files (run them with `golden batch submit`, vllm run-batch or Ray), "
+             "import the results with `golden batch import`, run this command again.")(wrapper)
+
+
 @contextlib.contextmanager
 def open_llm(store, settings: LLMSettings, *, job: str,
              progress: Callable[[str], None] = progress_line,
@@ -108,6 +131,9 @@ def open_llm(store, settings: LLMSettings, *, job: str,
     on an exception, on Ctrl-C, or (via PR_SET_PDEATHSIG) when this process is killed. In dry-run
     mode nothing is fetched or started.
     """
+    if settings.batch_dir:
+        yield from _open_batch(store, settings, job=job, progress=progress)
+        return
     server = None
     local = settings.base_url is None
     try:
@@ -150,3 +176,25 @@ def open_llm(store, settings: LLMSettings, *, job: str,
         if server is not None:
             server.stop()
 
+
+
+def _open_batch(store, settings: LLMSettings, *, job: str, progress: Callable[[str], None]):
+    """`open_llm` with `--batch`: no endpoint and no local model, a client that stages what
+    the cache cannot answer; the pass runs as `staged_pass` says (builder/llm/batch/)."""
+    if not settings.model:
+        raise InputError("--batch needs --model (or GOLDEN_MODEL): the model name goes into "
+                         "every staged request, and staging never contacts the endpoint")
+    if settings.budget_usd is not None:
+        raise InputError("--budget does not apply to --batch (nothing is sent); see what the "
+                         "staged requests would cost with --dry-run --batch DIR")
+    from builder.llm.batch.staging import BatchClient, staged_pass
+
+    client = BatchClient(store, settings, job=job, progress=progress)
+    try:
+        if settings.dry_run:  # estimates only: nothing is staged or written
+            yield client
+            return
+        with staged_pass(store, client):
+            yield client
+    finally:
+        client.close()

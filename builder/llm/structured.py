@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
@@ -128,3 +129,68 @@ def schema_text(output: type[BaseModel]) -> str:
 def cache_schema(output: type[BaseModel]) -> dict[str, Any]:
     """What goes into the cache key for the output model."""
     return {"name": output.__name__, "schema": schema_for(output)[0]}
+
+
+@dataclass
+class Reading:
+    """What one chat completion means for a structured call.
+
+    `status` is final ("ok", "refusal", "empty", "truncated", "invalid") or names the next
+    request the call needs: "longer" (the same request with twice the room) or "repair" (the
+    conversation plus `content` and the repair prompt showing `error`).
+    """
+
+    status: str
+    value: BaseModel | None = None
+    parsed: dict[str, Any] | None = None
+    error: str | None = None
+    content: str | None = None
+
+
+def read_reply(data: dict[str, Any], output: type[BaseModel], *, enlarged: bool, repaired: bool,
+               max_tokens: int) -> Reading:
+    """Read one decoded chat.completion body the way every structured call does, live or
+    imported from a batch engine's results: a refusal (the `refusal` field, a content filter,
+    or a reply with no JSON that opens like one) is final; a reply cut off at max_tokens is
+    never parsed -- it asks for twice the room once, then is "truncated"; content that does not
+    validate against `output` asks for one repair round, then is "invalid"."""
+    choices = data.get("choices") or []
+    if not choices:
+        return Reading("empty", error="reply has no choices")
+    choice = choices[0] if isinstance(choices[0], dict) else {}
+    message = choice.get("message")
+    message = message if isinstance(message, dict) else {}
+    refusal = message.get("refusal")
+    if refusal:
+        return Reading("refusal", error=str(refusal)[:500])
+    if choice.get("finish_reason") == "content_filter":
+        return Reading("refusal", error="blocked by the endpoint's content filter")
+    if choice.get("finish_reason") == "length":
+        if not enlarged:
+            return Reading("longer")
+        return Reading("truncated", error=f"reply cut off at max_tokens={max_tokens}")
+    content = text_of(message.get("content"))
+    if not content.strip():
+        return Reading("empty", error="empty reply")
+    try:
+        value = output.model_validate(extract_json(content))
+    except NoJSON as exc:
+        if looks_like_refusal(content):
+            return Reading("refusal", error=content.strip()[:500])
+        problem = str(exc)
+    except ValidationError as exc:
+        problem = summarize_validation_error(exc)
+    else:
+        return Reading("ok", value=value, parsed=value.model_dump(mode="json"))
+    if repaired:
+        return Reading("invalid", error=problem)
+    return Reading("repair", error=problem, content=content)
+
+
+def text_of(content: Any) -> str:
+    """Message content as text (a string, or a list of content parts)."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(p.get("text", "") for p in content if isinstance(p, dict))
+    return ""

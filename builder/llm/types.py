@@ -26,9 +26,27 @@ class BudgetExceeded(JobError):
     """Raised by `structured` once `--budget` is spent. Jobs stop cleanly and resume later."""
 
 
+class CallsDeferred(Exception):
+    """Raised at the end of a step of a `--batch` pass that staged requests instead of sending
+    them (`stop_if_deferred`): what comes after the step would read replies not there yet."""
+
+
+def stop_if_deferred(llm: "LLM") -> None:
+    """The one hook a pipeline needs for batch engines: call it where a step ends (the units
+    of a stage have all run). With a client that stages requests for a batch engine
+    (`builder.llm.batch`) and has staged some this pass, it raises CallsDeferred; with any
+    other client it does nothing."""
+    staged = getattr(llm, "deferred", 0)
+    if staged:
+        raise CallsDeferred(f"{staged} requests staged for a batch engine")
+
+
 @dataclass
 class LLMResult(Generic[T]):
-    """One structured call's outcome. Failures are values, not exceptions: callers carry on."""
+    """One structured call's outcome. Failures are values, not exceptions: callers carry on.
+
+    Besides the statuses above, a client that stages requests for a batch engine returns
+    "deferred" for a request it wrote instead of sending (never stored in llm_calls)."""
 
     value: T | None
     status: str

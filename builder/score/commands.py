@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from builder.errors import InputError, JobError
-from builder.llm.setup import llm_options, open_llm, progress_line
+from builder.llm.setup import batch_option, llm_options, open_llm, progress_line
 from builder.score import report as report_mod
 from builder.score.gate import check_gate, known_metrics, parse_thresholds, report_figures
 from builder.score.retrieval import DEFAULT_KS
@@ -93,6 +93,7 @@ def _run_id(golden_path: str, run_path: str) -> str:
 @click.option("--prompts", "prompts_dir", type=click.Path(file_okay=False), default=None,
               help="Folder of prompt files overriding the bundled judge prompts.")
 @llm_options(lazy=True)
+@batch_option
 @click.pass_obj
 def score(obj, golden_path, run_path, qrels_path, trec_run_path, k_text, judge, outs,
           fail_under, fail_over, complete, gain, level, dedupe, max_contexts, name, save,

@@ -495,6 +495,60 @@ def m007_production_logs(db: Database) -> None:
     db.execute("CREATE INDEX production_links_record ON production_links(record_id)")
 
 
+@migrations()
+def m008_batch_requests(db: Database) -> None:
+    """Requests staged for a batch engine (`--batch DIR`: OpenAI Batch API, vllm run-batch, Ray
+    Data) and the result lines imported for them (builder/store/batch.py).
+
+    - `batch_requests`: one row per request written to a request file, keyed by its
+      `custom_id` (the call's llm_calls cache key; "<cache key>-<step>" for the larger retry or
+      the repair round a reply asked for). It holds what the import needs to read a reply the
+      way the live client does and to log it: the call's stage, prompt, model, messages, the
+      pydantic model of its output, and the state of its structured-output steps.
+    - `batch_replies`: the id of every output/error line imported (the line's "id", else a
+      hash of the line), so a file imported twice, or two overlapping files, store each reply
+      once.
+    """
+    db.execute(
+        """
+        CREATE TABLE batch_requests (
+            custom_id TEXT PRIMARY KEY,     -- the cache key; "<cache key>-<step>" for a follow-up
+            cache_key TEXT NOT NULL,
+            step INTEGER NOT NULL,          -- 0, then one per follow-up request
+            status TEXT NOT NULL,           -- pending | staged | failed | continued | done
+            batch_dir TEXT,                 -- the --batch folder
+            file TEXT,                      -- the request file it was last written to
+            job TEXT,
+            stage TEXT,
+            prompt_name TEXT,
+            prompt_version TEXT,
+            role TEXT,
+            base_url TEXT,
+            model TEXT,
+            params TEXT,                    -- JSON, as llm_calls.params
+            messages TEXT,                  -- JSON, the call's own messages (NULL once done)
+            output TEXT,                    -- "module:Class" of the output's pydantic model
+            state TEXT,                     -- JSON: mode, max_tokens, repair/retry flags, totals
+            call_id INTEGER REFERENCES llm_calls(id),  -- its logged outcome, once it has one
+            staged_at TEXT,
+            updated_at TEXT
+        )
+        """
+    )
+    db.execute("CREATE INDEX batch_requests_key ON batch_requests(cache_key, step)")
+    db.execute("CREATE INDEX batch_requests_file ON batch_requests(file, status)")
+    db.execute(
+        """
+        CREATE TABLE batch_replies (
+            reply_id TEXT PRIMARY KEY,      -- the line's "id", else sha256 of the line
+            custom_id TEXT NOT NULL,
+            outcome TEXT NOT NULL,          -- an llm_calls status | failed | continued | duplicate
+            imported_at TEXT NOT NULL
+        )
+        """
+    )
+
+
 def known_migrations() -> list[str]:
     """Names of this golden's migrations, in order; their count is the schema version."""
     return [m.name for m in migrations._migrations]  # sqlite-utils keeps them in this list

@@ -11,7 +11,8 @@ from builder.store.db import Store
 
 def pipeline_counts(store: Store, *, top_errors: int = 5) -> dict:
     """Counts past ingest, read-only: facts; candidates by verdict and by review status;
-    llm_calls by status and the most frequent error messages (first 120 characters)."""
+    llm_calls by status and the most frequent error messages (first 120 characters); requests
+    staged for batch engines by status."""
 
     def grouped(sql: str) -> dict[str, int]:
         return {str(k): n for k, n in store.conn.execute(sql).fetchall()}
@@ -24,6 +25,8 @@ def pipeline_counts(store: Store, *, top_errors: int = 5) -> dict:
             "SELECT status, COUNT(*) FROM candidates GROUP BY status ORDER BY status"),
         "llm_calls_by_status": grouped(
             "SELECT status, COUNT(*) FROM llm_calls GROUP BY status ORDER BY status"),
+        "batch_requests_by_status": grouped(
+            "SELECT status, COUNT(*) FROM batch_requests GROUP BY status ORDER BY status"),
         "llm_top_errors": store.query(
             """
             SELECT COALESCE(substr(error, 1, 120), '(' || status || ', no message)') AS reason,
