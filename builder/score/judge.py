@@ -48,8 +48,9 @@ from builder.llm.types import LLM, BudgetExceeded
 from builder.score.directions import JUDGE_METRICS  # noqa: F401  (re-exported)
 from builder.score.refusal import RefusalCheck, check_refusal
 
-# The embedded 0.5B model's judge calls on a 2-core machine (measured: ~13 s each, one at a
-# time); only the first progress line uses it, later ones extrapolate from the calls so far.
+# The embedded model's judge calls on a 2-core machine (measured: ~13 s each for qwen-0.5b, and
+# 13.0 s for qwen-1.5b in bench_judge: 40 calls in 519 s on a shared machine); only the first
+# progress line uses it, later ones extrapolate from the calls so far.
 LOCAL_SECONDS_PER_CALL = 13.0
 
 # What `Judge(metrics=...)` can be limited to (a log without reference answers cannot be judged
