@@ -52,3 +52,13 @@ def test_a_name_used_everywhere_is_never_the_answer():
     w = assess(fact("By default the client created by `httpx` reads the proxy settings.",
                     "By default the client created by `httpx` reads the proxy settings."), common)
     assert w.answer != "httpx"
+
+
+def test_a_capitalised_first_word_is_not_part_of_a_name():
+    # after a lead-in, "Reinicia Obsidian para aplicar los cambios" was asked for as the name
+    # of a settings profile; the name is "Obsidian" (common in that KB: nothing to ask)
+    text = "Para crear un nuevo perfil de ajustes: Reinicia Obsidian para aplicar los cambios."
+    assert assess(fact(text)).answer == "Obsidian"
+    assert not assess(fact(text), frozenset({"obsidian"})).worthy
+    w = assess(fact("Request your holiday through BreatheHR and wait for approval."))
+    assert w.answer == "BreatheHR"

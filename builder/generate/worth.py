@@ -99,6 +99,8 @@ CODE = re.compile(r"`([^`\n]{2,60})`")
 ALTERNATIVES = re.compile(
     r"`[^`\n]+`\s*(?:,|/|\bor\b|\band\b|\bo\b|\by\b|\bou\b|\bet\b|\boder\b|\bund\b|\be\b)\s*`")
 _UP = "A-ZÀ-ÖØ-Þ"
+# Where a sentence or a list item starts: the text before a match ends here.
+SENTENCE_START = re.compile(r"(?:^|[.:;!?¿¡]|\n\s*(?:\d+[.)]|[-*+]))\s*$")
 NAME = re.compile(rf"(?<![\w.])([{_UP}][\w.-]*[{_UP}][\w.-]*|[{_UP}]\w+(?:\s+[{_UP}][\w-]+)+)")
 # Admonition and callout markers a docs site puts before a sentence ("!!! note", "[!tip]").
 ADMONITION = re.compile(r"^\s*(?:!!!\s*\w+(?:\s+\"[^\"]*\")?|\[![\w-]+\][+-]?)\s*", re.I)
@@ -158,6 +160,17 @@ def _bare_number(text: str) -> str | None:
     """The number of "The vault code is 7." / "The default limit is 100." (no unit)."""
     m = _IS_NUMBER.match(text.strip())
     return m.group("n").rstrip(".,") if m else None
+
+
+def _name_of(text: str, match: re.Match) -> str | None:
+    """The name a NAME match holds. A sentence's (or a list item's) first word is capitalised
+    because it comes first: "Reinicia Obsidian para aplicar los cambios" after a lead-in names
+    "Obsidian", not "Reinicia Obsidian" (a verb asked for as a name, seen on a Spanish KB)."""
+    name = match.group(1)
+    if SENTENCE_START.search(text[:match.start()]):
+        rest = name.split(None, 1)
+        return rest[1] if len(rest) == 2 else None
+    return name
 
 
 def _inside_a_name(text: str, value: str) -> bool:
@@ -287,8 +300,8 @@ def assess(fact: dict, common: frozenset[str] = frozenset()) -> Worth:
     if len(words) < MIN_WORDS_WITHOUT_VALUE:
         return Worth(False, "too short to ask about without a value")
     # A name in the first part of the statement is usually its subject, not something to ask for.
-    names = [m.group(1) for m in NAME.finditer(text) if m.start() >= 0.4 * len(text)]
-    names = [n for n in names if specific(n)
+    names = [_name_of(text, m) for m in NAME.finditer(text) if m.start() >= 0.4 * len(text)]
+    names = [n for n in names if n and specific(n)
              and not re.fullmatch(r"[A-Z]{2,3}", n)]  # "CA certificate", "SSL context": adjectives
     if names:
         return Worth(True, answer=names[-1], kind="name", priority=2)
