@@ -90,15 +90,10 @@ def sibling_groups(facts: list[dict], seed: int) -> list[dict]:
         cell = f.get("cell")
         if cell and key_terms(cell["entity"]) and key_terms(cell["attribute"]):
             by_attr[cell["attribute"]].setdefault(cell["entity"], f)
-    groups = []
-    for attribute, named in sorted(by_attr.items()):
-        if len(named) >= MIN_SIBLINGS:
-            first = next(iter(named.values()))
-            groups.append({"attribute": attribute, "names": list(named)[:MAX_NAMES],
-                           "document_id": first["document_id"],
-                           "language": first.get("chunk_language") or first.get("language") or "en"})
-    random.Random(seed).shuffle(groups)
-    return groups
+    return _groups({attribute: (attribute, list(named), next(iter(named.values())))
+                    for attribute, named in by_attr.items()},
+                   lambda first: first.get("chunk_language") or first.get("language") or "en",
+                   seed)
 
 
 FOLDER_ATTRIBUTE = "what it is, who can use it or how to get it"
@@ -115,13 +110,19 @@ def folder_groups(chunks: list[dict], seed: int) -> list[dict]:
         title = (c.get("title") or "").strip()
         if folder and title and key_terms(title):
             titles[folder].setdefault(title, c)
-    groups = []
-    for _folder, named in sorted(titles.items()):
-        if len(named) >= MIN_SIBLINGS:
-            first = next(iter(named.values()))
-            groups.append({"attribute": FOLDER_ATTRIBUTE, "names": sorted(named)[:MAX_NAMES],
-                           "document_id": first["document_id"],
-                           "language": (first.get("language") or "en").split("-")[0]})
+    return _groups({folder: (FOLDER_ATTRIBUTE, sorted(named), next(iter(named.values())))
+                    for folder, named in titles.items()},
+                   lambda first: (first.get("language") or "en").split("-")[0], seed)
+
+
+def _groups(kinds: dict[str, tuple[str, list[str], dict]], language_of, seed: int) -> list[dict]:
+    """The group dicts of both sources, in seeded order: per kind (sorted by key) its attribute,
+    its names in the given order, and the first row's document and language; kinds of fewer
+    than MIN_SIBLINGS names are no kind."""
+    groups = [{"attribute": attribute, "names": names[:MAX_NAMES],
+               "document_id": first["document_id"], "language": language_of(first)}
+              for _key, (attribute, names, first) in sorted(kinds.items())
+              if len(names) >= MIN_SIBLINGS]
     random.Random(seed).shuffle(groups)
     return groups
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from builder.llm.setup import llm_options, progress_line
+from builder.score.gate import report_and_gate_options
 
 
 @click.group()
@@ -74,14 +75,11 @@ def _rate(text: str) -> float:
               help="How many periods the trends show, ending with the newest record (or --until).")
 @click.option("--max-contexts", type=click.IntRange(1, 100), default=10, show_default=True,
               help="Contexts per record the judge reads.")
-@click.option("--out", "outs", multiple=True, type=click.Path(dir_okay=False),
-              help="Write the report: .json, .md or .html (repeatable).")
-@click.option("--fail-under", "fail_under", multiple=True, metavar="METRIC=VALUE",
-              help="Exit 1 when a higher-is-better figure of the sample is below VALUE, e.g. "
-                   "faithfulness=4.0, context_relevance=70%.")
-@click.option("--fail-over", "fail_over", multiple=True, metavar="METRIC=VALUE",
-              help="Exit 1 when a lower-is-better figure is above VALUE, e.g. "
-                   "hallucination_rate=10%, wrong_refusal_rate=5%, latency_p95_ms=3000.")
+@report_and_gate_options(
+    under_help="Exit 1 when a higher-is-better figure of the sample is below VALUE, e.g. "
+               "faithfulness=4.0, context_relevance=70%.",
+    over_help="Exit 1 when a lower-is-better figure is above VALUE, e.g. "
+              "hallucination_rate=10%, wrong_refusal_rate=5%, latency_p95_ms=3000.")
 @click.option("--prompts", "prompts_dir", type=click.Path(file_okay=False), default=None,
               help="Folder of prompt files overriding the bundled judge prompts.")
 @llm_options(lazy=True)

@@ -13,7 +13,8 @@ import click
 from builder.errors import InputError, JobError
 from builder.llm.setup import batch_option, llm_options, open_llm, progress_line
 from builder.score import report as report_mod
-from builder.score.gate import check_gate, known_metrics, parse_thresholds, report_figures
+from builder.score.gate import (
+    check_gate, known_metrics, parse_thresholds, report_and_gate_options, report_figures)
 from builder.score.retrieval import DEFAULT_KS
 from builder.score.scoring import (
     ScoreOptions, build_report, build_trec_report, unknown_warning,
@@ -66,15 +67,12 @@ def _run_id(golden_path: str, run_path: str) -> str:
 @click.option("--judge/--no-judge", default=True, show_default=True,
               help="LLM-judge the answers (faithfulness, relevancy, correctness, refusals, "
                    "context relevance). --no-judge needs no LLM.")
-@click.option("--out", "outs", multiple=True, type=click.Path(dir_okay=False),
-              help="Write the report: .json, .md or .html (repeatable).")
-@click.option("--fail-under", "fail_under", multiple=True, metavar="METRIC=VALUE",
-              help="Exit 1 when a higher-is-better metric is below VALUE (repeatable), e.g. "
-                   "ndcg@10=0.5, faithfulness=4.0, hit_rate@10=85%.")
-@click.option("--fail-over", "fail_over", multiple=True, metavar="METRIC=VALUE",
-              help="Exit 1 when a lower-is-better metric is above VALUE (repeatable): "
-                   "hallucination_rate, wrong_refusal_rate, latency_p95_ms, mean_cost, ... "
-                   "e.g. hallucination_rate=15%.")
+@report_and_gate_options(
+    under_help="Exit 1 when a higher-is-better metric is below VALUE (repeatable), e.g. "
+               "ndcg@10=0.5, faithfulness=4.0, hit_rate@10=85%.",
+    over_help="Exit 1 when a lower-is-better metric is above VALUE (repeatable): "
+              "hallucination_rate, wrong_refusal_rate, latency_p95_ms, mean_cost, ... "
+              "e.g. hallucination_rate=15%.")
 @click.option("--complete", "-c", is_flag=True,
               help="Count golden queries missing from the run as 0 (trec_eval -c). Default: "
                    "left out of the means, as trec_eval does.")

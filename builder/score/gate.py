@@ -20,10 +20,29 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+import click
+
 from builder.errors import InputError, JobError
 from builder.score.directions import JUDGE_METRICS, known_metrics, lower_is_better
 
 UNDER, OVER = "--fail-under", "--fail-over"
+
+
+def report_and_gate_options(under_help: str, over_help: str):
+    """`--out` (report files) and the two gate options, shared by every command that reports
+    figures and can fail a CI job on them (`golden score`, `golden logs evaluate`)."""
+    options = [
+        click.option("--out", "outs", multiple=True, type=click.Path(dir_okay=False),
+                     help="Write the report: .json, .md or .html (repeatable)."),
+        click.option(UNDER, "fail_under", multiple=True, metavar="METRIC=VALUE", help=under_help),
+        click.option(OVER, "fail_over", multiple=True, metavar="METRIC=VALUE", help=over_help),
+    ]
+
+    def decorate(f):
+        for option in reversed(options):
+            f = option(f)
+        return f
+    return decorate
 
 
 @dataclass(frozen=True)
