@@ -10,7 +10,10 @@ The failure classes these catch were read on public knowledge bases (issue 12):
   its statement, not all of it; yes/no answers, and statements too short to split, are exempt.
 - `fits_question` -- the kind of answer the question word asks for: "how many/much" a number
   or amount, "how long" a duration, "when" a time, "who" not a bare number, "why/purpose" not a
-  bare value, a yes/no question an answer that starts with yes or no (and only it).
+  bare value, a plain "how" more than one word unless it is code ("¿Cómo se fusionan los
+  archivos?" -> "JSON." is not a way), a yes/no question an answer that starts with yes or no
+  (and only it); and never a fragment of one character ("D:\\" cut out of "D:\\ or any other
+  drive") whatever the question.
 - `standalone` -- the question must not point at a document ("this section", "the text
   above", "esta página"): a user of the RAG system never sees one.
 - `not_an_example` -- a question equal or near-equal (token Jaccard >= 0.7) to a question of
@@ -37,6 +40,9 @@ _ASKS = [
     (r"who|whom|qui[eé]n(es)?|qui|wer|wem|quem|chi", "who"),
     (r"why|what is the purpose|what's the purpose|por qu[eé]|para qu[eé]|pourquoi|warum|wozu|"
      r"porque|perch[eé]", "reason"),
+    # plain "how" (after the how-many/long/often kinds above): a way of doing something
+    (r"how (do|does|did|can|could|should|would|is|are|was|were|to)|c[oó]mo|comment|wie|como",
+     "manner"),
 ]
 _ASK_RES = [(re.compile(rf"^\W*(?:{p})\b", re.I), kind) for p, kind in _ASKS]
 _YES_NO = re.compile(
@@ -80,7 +86,7 @@ SAME_START = 3             # ... and the answer opens with the statement's first
 
 
 def asks_for(question: str) -> str | None:
-    """"amount", "duration", "time", "who", "reason", "yes_no" or None (what/which/how...).
+    """"amount", "duration", "time", "who", "reason", "manner", "yes_no" or None (what/which).
     Read from the sentence that asks: "I have had the book 25 days. Am I within the loan
     period?" asks yes or no."""
     parts = [p for p in re.split(r"(?<=[.!?。！？])\s+", question.strip()) if p.strip()]
@@ -97,7 +103,12 @@ def _words(text: str) -> set[str]:
     return {t for t in tokens(text)}
 
 
+_CODE = re.compile(r"[`()=\[\]{}<>/\\]|--|\w\.\w|\w_\w|[a-z][A-Z]")
+
+
 def fits_question(question: str, answer: str) -> tuple[bool, str]:
+    if not numbers(answer) and len(re.sub(r"[\W_]", "", answer)) < 2 and re.search(r"[^\w\s.]", answer):
+        return False, f"the answer {answer.strip()!r} is a fragment, not a value or a name"
     kind = asks_for(question)
     pol = polarity(answer)
     if kind == "yes_no":
@@ -122,6 +133,9 @@ def fits_question(question: str, answer: str) -> tuple[bool, str]:
     if kind == "reason":
         ok = bool(_REASON_START.match(answer))
         return ok, "" if ok else "asks why/for what purpose; the answer gives no reason or purpose"
+    if kind == "manner":  # "How are settings conflicts merged?" -> "JSON." names a thing, not a way
+        ok = len(key_terms(answer) - numbers(answer)) >= 2 or bool(_CODE.search(answer))
+        return ok, "" if ok else "asks how; a single word names no way of doing it"
     return True, ""
 
 

@@ -26,7 +26,8 @@ The checks (`ANY` type unless named):
   prompt file marks `--- system example`;
 - single_hop asking for a value: `names_subject` (the question names the table row, or one of
   the fact's entities: "What is the shipping cost in the US?" for Express's $18.95 has two
-  answers);
+  answers); every single_hop: `keeps_context` (the question keeps more than a fifth of what
+  its answer's sentence says besides the answer);
 - multi_hop: `hops_needed` (no cited chunk holds both the answer terms and most of the question
   terms) and `bridge_not_named`; temporal: `uses_newer_value`; comparative:
   `states_both_values`; ambiguous: `names_both_readings` and `question_underspecified`.
@@ -49,6 +50,7 @@ from builder.generate.absence import chunk_answering, off_domain
 from builder.generate.limits import limits
 from builder.generate.roundtrip import polarity
 from builder.generate.spans import locate_span
+from builder.generate.statements import plain
 from builder.generate.terms import (
     STOPWORDS, answer_target, arithmetic_closure, dates, key_terms, numbers, tokens, without_dates,
 )
@@ -253,6 +255,35 @@ def names_subject(s: Subject) -> Result:
     named = any((key_terms(re.sub(r"\(.*?\)", " ", n)) or key_terms(n)) & key_terms(s.q)
                 for n in subjects)
     return named, "" if named else f"the question does not name {subjects[0]!r}, whose value it asks for"
+
+
+KEPT_CONTEXT = 0.2      # share of the answer sentence's other terms the question must keep ...
+KEPT_CONTEXT_MIN = 4    # ... when that sentence has at least this many
+_SENTENCE_END = re.compile(r"(?<=[.!?;。！？；])\s+|\n+")
+
+
+def keeps_context(s: Subject) -> Result:
+    """A single-hop question keeps what makes its answer the answer: more than a fifth of the
+    content terms its answer's sentence holds besides the answer. A question that dropped them
+    has lost the condition or the subject, and another passage answers it differently:
+    "How long will it take for your request to be processed?" for "A decision on your
+    (flexible working) request will be made ... within 14 calendar days"; "What function
+    disables environment variables?" for "Using the top-level API, such as httpx.get(...,
+    trust_env=False)". Read on three public KBs: 11 of 14 labelled items this rejects were
+    wrong (bench/quality/labels)."""
+    if not s.facts or s.facts[0].get("cell"):
+        return None  # a table cell: `names_subject` asks for its row
+    statement = plain(s.facts[0].get("evidence") or "")
+    a_terms = key_terms(s.a)
+    sentences = [p for p in _SENTENCE_END.split(statement) if p.strip()] or [statement]
+    sentence = max(sentences, key=lambda p: len(key_terms(p) & a_terms))
+    rest = key_terms(sentence) - a_terms
+    if len(rest) < KEPT_CONTEXT_MIN:
+        return None
+    kept = len(rest & key_terms(s.q)) / len(rest)
+    ok = kept > KEPT_CONTEXT
+    return ok, "" if ok else (f"the question keeps {kept:.0%} of its statement besides the answer; "
+                              "it has lost the condition or subject that makes the answer the answer")
 
 
 _HEADING_LINE = re.compile(r"^[ \t]{0,3}#{1,6}[ \t]+(.+?)[ \t#]*$", re.M)
@@ -492,6 +523,7 @@ CHECKS: tuple[tuple[frozenset[str], Callable[[Subject], Result]], ...] = (
     (ANY, no_example_words),
     (frozenset({"single_hop"}), names_subject),
     (frozenset({"single_hop"}), names_section),
+    (frozenset({"single_hop"}), keeps_context),
     (frozenset({"multi_hop"}), hops_needed),
     (frozenset({"multi_hop"}), bridge_not_named),
     (frozenset({"reasoning"}), outcome_follows),

@@ -24,7 +24,24 @@ STOPWORDS = frozenset(
     each every some such per via into onto over under about after before within without between
     also only just more most less least very much many one you your we our they their he she his
     her them us i me my mine yours ours theirs s t""".split()
-) | frozenset("的 了 是 在 和 与 及 或 吗 呢 吧 啊 什么 多少 哪 哪些 如何 怎么 为什么 几".split())
+) | frozenset("的 了 是 在 和 与 及 或 吗 呢 吧 啊 什么 多少 哪 哪些 如何 怎么 为什么 几".split()
+) | frozenset(  # Spanish, Portuguese, French, Italian, German function words that are not
+    # also English content words ("sea", "son", "die", "solo", "mit", "come", "dos" are left
+    # out): without them a Spanish question shares "de", "la", "que" with any sentence, and a
+    # tautology or a question that dropped its subject looks like it kept it.
+    """de del la las el los un una unos unas y o u e ni que con sin por para en al lo se su sus
+    tu tus mi mis te le les nos es está están ser estar ha han hay como cómo qué cuál cuáles
+    cuándo dónde quién quiénes este esta estos estas ese esa esos esas muy más menos ya sí
+    también pero entre sobre hasta desde durante cada todo todos toda todas otro otra otros
+    otras puede pueden puedes debe deben debes usted ustedes nuestro nuestra tiene tienen
+    da das do uma umas os com sem pelo pela em na no nas nos ao aos à às seu sua seus suas
+    você é são não também mais muito qual quais quando onde quem isso isto
+    des du une et ou avec sans dans sur au aux ce cette ces est sont être avoir il elle
+    ils elles vous nous leur leurs qui quoi quel quelle quels quelles où comment aussi très
+    il lo gli della delle dei degli nel nella nei con senza per che è sono essere avere anche
+    molto quale quali questo questa questi queste
+    der das dem den des ein eine einer eines einem einen und oder ohne für von zu im ist
+    sind sein haben wird werden nicht auch sehr welche welcher welches wo wie was wer""".split())
 
 _MONTHS = {m: i for i, m in enumerate(
     "january february march april may june july august september october november december".split(), 1)}
