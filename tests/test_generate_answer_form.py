@@ -18,6 +18,16 @@ from builder.generate import answer_form as af
     ("Which tool is used to book holiday?", "Yes", False),
     ("¿Cuántos GB incluye Sync Plus?", "10 GB", True),
     ("¿Cuándo se renueva la licencia?", "cada año", True),
+    # plain "how" asks for a way: one word names none, code or steps do
+    ("¿Cómo se fusionan los archivos en conflictos de ajustes?", "JSON.", False),
+    ("How do I enable HTTP/2?", "2 dependencies", False),
+    ("How do I disable environment variables?", "httpx.Client(trust_env=False)", True),
+    ("¿Cómo cambio el ID del sitio?", "Haz clic en Cambiar sitio", True),
+    ("How long is the loan?", "21 days", True),  # "how long" stays a duration question
+    # a one-character fragment is no answer, whatever the question; a one-letter name is
+    ("¿En qué ubicaciones puedes almacenar tus bóvedas?", "D:\\", False),
+    ("Which plan includes phone support?", "B", True),
+    ("What does the Basic plan cost?", "$5", True),
 ])
 def test_the_answer_is_of_the_kind_the_question_asks_for(question, answer, ok):
     assert af.fits_question(question, answer)[0] is ok
@@ -55,3 +65,26 @@ def test_a_prompt_example_question_is_recognised_whatever_the_kb():
     assert not af.not_an_example("How much does a pass cost?", examples)[0]
     assert not af.not_an_example("How much does the pass cost?", examples)[0]
     assert af.not_an_example("How much does the Gold membership cost per year?", examples)[0]
+
+
+def test_function_words_of_other_languages_are_not_content():
+    from builder.generate.terms import key_terms
+    assert key_terms("el tamaño de la bóveda") == {"tamaño", "bóveda"}
+    assert key_terms("la taille du coffre dans les paramètres") == {"taille", "coffre", "paramètres"}
+    # an English content word that is a function word elsewhere stays ("sea", "son", "MIT")
+    assert key_terms("the sea and the MIT licence") == {"sea", "mit", "licence"}
+    # a Spanish tautology no longer hides behind "de", "la", "con"
+    assert not af.adds_information("¿Qué es Obsidian Sync?", "Obsidian Sync de la cuenta con Obsidian")[0]
+
+
+def test_who_is_answered_by_someone_not_by_a_place_or_tool():
+    evidence = ("The People team will book any bank holidays that fall on a working day as annual "
+                "leave in BreatheHR on your behalf.")
+    question = "Who will book bank holidays as annual leave?"
+    assert af.who_is_someone(question, "BreatheHR", evidence)[0] is False
+    assert af.who_is_someone(question, "The People team", evidence)[0] is True
+    assert af.who_is_someone("Who approves TOIL?", "your line manager",
+                             "TOIL is approved by your line manager.")[0] is True
+    assert af.who_is_someone("¿Quién revisa la solicitud?", "Soporte",
+                             "Envía la solicitud en Soporte.")[0] is False
+    assert af.who_is_someone("Which tool books leave?", "BreatheHR", evidence) is None

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from builder.generate.candidate import clean_question
 from builder.generate.context import RunContext
 from builder.generate.evolve import ambiguous_answer, unnamed
@@ -339,6 +341,56 @@ def test_a_value_question_must_name_a_subject_of_its_fact(tmp_path):
     assert _checks(store, cand, [fact])["names_subject"]["passed"] is True
     cand["answer"] = "Express costs $18.95."  # not the value alone: no subject to require
     assert "names_subject" not in _checks(store, cand, [fact])
+
+
+def _prose_candidate(store, statement, question, answer):
+    cand, facts = _cell_candidate(store, question)
+    fact = dict(facts[0], text=statement, evidence=statement, entities=[], cell=None)
+    cand["answer"] = answer
+    return cand, [fact]
+
+
+@pytest.mark.parametrize("statement,question,answer,ok", [
+    # lost the condition: another passage answers "your request" differently
+    ("A decision on your flexible working request will be made and communicated to you within "
+     "14 calendar days and you will receive paperwork confirming the changes.",
+     "How long will it take for your request to be processed?", "within 14 calendar days", False),
+    ("A decision on your flexible working request will be made and communicated to you within "
+     "14 calendar days and you will receive paperwork confirming the changes.",
+     "Within how long is a decision on a flexible working request communicated?",
+     "within 14 calendar days", True),
+    # lost "the top-level API": the Client form answers it too
+    ("Using the top-level API, such as `httpx.get(\"<url>\", trust_env=False)`.",
+     "What function or method call can be used to disable environment variables?",
+     'httpx.get("<url>", trust_env=False)', False),
+    ("Using the top-level API, such as `httpx.get(\"<url>\", trust_env=False)`.",
+     "Which top-level API call ignores environment variables?",
+     'httpx.get("<url>", trust_env=False)', True),
+    # Spanish: the function words do not count as kept context
+    ("En el dispositivo móvil, revisa el registro de sincronización para confirmar la recepción "
+     "del archivo `appearance.json` actualizado.",
+     "¿Cuál es el nombre del archivo que se usa?", "appearance.json", False),
+    ("En el dispositivo móvil, revisa el registro de sincronización para confirmar la recepción "
+     "del archivo `appearance.json` actualizado.",
+     "¿Qué archivo confirma el registro de sincronización del móvil?", "appearance.json", True),
+    # the other sentence of the statement does not count against the question
+    ("Sync keeps version history. Sync Plus stores up to 10 GB in total across all of your vaults.",
+     "How much can Sync Plus store?", "up to 10 GB", None),  # 4 other terms: vaults, total ...
+])
+def test_a_question_keeps_what_makes_its_answer_the_answer(tmp_path, statement, question, answer, ok):
+    store = build_kb(tmp_path / "g.db", TABLE_KB)
+    cand, facts = _prose_candidate(store, statement, question, answer)
+    got = _checks(store, cand, facts).get("keeps_context")
+    if ok is None:
+        assert got is None or got["passed"] is True
+    else:
+        assert got is not None and got["passed"] is ok, got
+
+
+def test_a_table_cell_is_left_to_names_subject(tmp_path):
+    store = build_kb(tmp_path / "g.db", TABLE_KB)
+    cand, facts = _cell_candidate(store, "What is the address of the Seattle store?")
+    assert "keeps_context" not in _checks(store, cand, facts)
 
 
 def test_topic_proposals_stop_after_three_attempts(kb_store):

@@ -14,6 +14,9 @@ The failure classes these catch were read on public knowledge bases (issue 12):
   archivos?" -> "JSON." is not a way), a yes/no question an answer that starts with yes or no
   (and only it); and never a fragment of one character ("D:\\" cut out of "D:\\ or any other
   drive") whatever the question.
+- `who_is_someone` -- a "who" answered with where or with what something is done ("Who books
+  bank holidays?" -> "BreatheHR", from "... as annual leave in BreatheHR"), read from the word
+  before the answer in its evidence.
 - `standalone` -- the question must not point at a document ("this section", "the text
   above", "esta página"): a user of the RAG system never sees one.
 - `not_an_example` -- a question equal or near-equal (token Jaccard >= 0.7) to a question of
@@ -136,6 +139,28 @@ def fits_question(question: str, answer: str) -> tuple[bool, str]:
     if kind == "manner":  # "How are settings conflicts merged?" -> "JSON." names a thing, not a way
         ok = len(key_terms(answer) - numbers(answer)) >= 2 or bool(_CODE.search(answer))
         return ok, "" if ok else "asks how; a single word names no way of doing it"
+    return True, ""
+
+
+_PLACE_OR_TOOL = frozenset("in on into onto via using through en mediante dans sur über im".split())
+_ARTICLES = frozenset("the a an your our their his her its el la los las un una tu su sus nuestro "
+                      "nuestra le les ton votre der die das dein ihr".split())
+
+
+def who_is_someone(question: str, answer: str, evidence: str) -> tuple[bool, str] | None:
+    """A "who" question answered with where or with what something is done is a mismatch:
+    "Who will book bank holidays as annual leave?" -> "BreatheHR", from "The People team will
+    book them ... in BreatheHR". Read from the word before the answer in its evidence."""
+    if asks_for(question) != "who":
+        return None
+    at = evidence.casefold().find(answer.strip().casefold())
+    if at < 0:
+        return None
+    before = [w for w in tokens(evidence[:at])[-3:]]
+    while before and before[-1] in _ARTICLES:
+        before.pop()
+    if before and before[-1] in _PLACE_OR_TOOL:
+        return False, f"asks who; the evidence says {before[-1]!r} {answer.strip()!r}: a place or a tool"
     return True, ""
 
 

@@ -27,7 +27,8 @@ The checks (`ANY` type unless named):
 - single_hop asking for a value: `names_subject` (the question names the table row, or one of
   the fact's entities: "What is the shipping cost in the US?" for Express's $18.95 has two
   answers); every single_hop: `keeps_context` (the question keeps more than a fifth of what
-  its answer's sentence says besides the answer);
+  its answer's sentence says besides the answer); `tells_twins_apart` (a code name with a
+  sync/async twin in the KB: the question says which);
 - multi_hop: `hops_needed` (no cited chunk holds both the answer terms and most of the question
   terms) and `bridge_not_named`; temporal: `uses_newer_value`; comparative:
   `states_both_values`; ambiguous: `names_both_readings` and `question_underspecified`.
@@ -45,7 +46,7 @@ from builder.store.search import absent_terms, phrase_share, search_chunks
 from builder.text.language import detect_language
 from builder.vocabulary import TYPES
 
-from builder.generate import answer_form, worth
+from builder.generate import answer_form, twins, worth
 from builder.generate.absence import chunk_answering, off_domain
 from builder.generate.limits import limits
 from builder.generate.roundtrip import polarity
@@ -196,8 +197,12 @@ def answer_in_evidence(s: Subject) -> Result:
 
 
 def answer_fits_question(s: Subject) -> Result:
-    """The answer is the kind the question asks for: an amount, a time, a yes/no ..."""
-    return answer_form.fits_question(s.q, s.a)
+    """The answer is the kind the question asks for: an amount, a time, a yes/no ..., and a
+    "who" is someone, not where or with what it is done (read from its evidence)."""
+    ok, why = answer_form.fits_question(s.q, s.a)
+    if ok and (who := answer_form.who_is_someone(s.q, s.a, plain(s.evidence_text))) is not None:
+        return who
+    return ok, why
 
 
 def not_sentence_copy(s: Subject) -> Result:
@@ -284,6 +289,19 @@ def keeps_context(s: Subject) -> Result:
     ok = kept > KEPT_CONTEXT
     return ok, "" if ok else (f"the question keeps {kept:.0%} of its statement besides the answer; "
                               "it has lost the condition or subject that makes the answer the answer")
+
+
+def tells_twins_apart(s: Subject) -> Result:
+    """A code name with a sync/async twin the KB also documents (`iter_bytes` / `aiter_bytes`)
+    is one of two answers unless the question says which (twins.py)."""
+    found = [(name, t) for name in twins.code_names(s.a) if (t := twins.twin(s.store, name))]
+    if not found:
+        return None
+    for name, (side, other) in found:
+        if not twins.says_which(s.q, side, name, s.evidence_text):
+            return False, (f"the knowledge base also documents {other!r}; the question does not "
+                           f"say it asks about the {side} {name!r}")
+    return True, ""
 
 
 _HEADING_LINE = re.compile(r"^[ \t]{0,3}#{1,6}[ \t]+(.+?)[ \t#]*$", re.M)
@@ -524,6 +542,7 @@ CHECKS: tuple[tuple[frozenset[str], Callable[[Subject], Result]], ...] = (
     (frozenset({"single_hop"}), names_subject),
     (frozenset({"single_hop"}), names_section),
     (frozenset({"single_hop"}), keeps_context),
+    (frozenset({"single_hop"}), tells_twins_apart),
     (frozenset({"multi_hop"}), hops_needed),
     (frozenset({"multi_hop"}), bridge_not_named),
     (frozenset({"reasoning"}), outcome_follows),

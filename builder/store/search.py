@@ -151,3 +151,11 @@ def absent_terms(store: Store, words: list[str]) -> list[str]:
         if not hit:
             out.append(word)
     return out
+
+
+def texts_containing(store: Store, needle: str, limit: int = 50) -> list[str]:
+    """The texts of up to `limit` chunks that contain `needle` verbatim (case-sensitive): for
+    code names, which the FTS tokenizer splits ("aiter_bytes" -> "aiter", "bytes") or keeps
+    whole ("AsyncBaseTransport"), so neither a term nor a prefix query finds their twins."""
+    rows = store.query("SELECT text FROM chunks WHERE instr(text, ?) > 0 LIMIT ?", [needle, limit])
+    return [r["text"] for r in rows]
