@@ -26,8 +26,9 @@ The checks (`ANY` type unless named):
   prompt file marks `--- system example`;
 - single_hop asking for a value: `names_subject` (the question names the table row, or one of
   the fact's entities: "What is the shipping cost in the US?" for Express's $18.95 has two
-  answers); every single_hop: `keeps_context` (the question keeps more than a fifth of what
-  its answer's sentence says besides the answer); `tells_twins_apart` (a code name with a
+  answers); every single_hop: `statement_says_what` (its statement names what the answer is
+  about, not only the sentence before it), `keeps_context` (the question keeps more than a
+  fifth of what its answer's sentence says besides the answer); `tells_twins_apart` (a code name with a
   sync/async twin in the KB: the question says which);
 - multi_hop: `hops_needed` (no cited chunk holds both the answer terms and most of the question
   terms) and `bridge_not_named`; temporal: `uses_newer_value`; comparative:
@@ -291,6 +292,27 @@ def keeps_context(s: Subject) -> Result:
                               "it has lost the condition or subject that makes the answer the answer")
 
 
+def statement_says_what(s: Subject) -> Result:
+    """A single-hop statement says what its answer is about: "Tomará hasta 3 días hábiles."
+    ("It will take up to 3 working days") leaves that to the sentence before it, and a question
+    written from it can only guess ("¿Cuánto tiempo puede tomar solicitarlo?"). Two content
+    terms besides the answer, counting a list item's lead-in; rubric entries and table cells
+    take their subject from a heading or a row (`names_section`, `names_subject`)."""
+    if not s.facts or s.facts[0].get("cell"):
+        return None
+    fact = s.facts[0]
+    if worth.LABELLED.match((fact.get("evidence") or "").strip()):
+        return None
+    text = plain(fact.get("text") or fact.get("evidence") or "")
+    answer = plain(s.a).strip().rstrip(".")
+    at = text.casefold().find(answer.casefold()) if answer else -1
+    if at < 0:
+        return None
+    rest = key_terms(text[:at] + " " + text[at + len(answer):])
+    ok = len(rest) >= 2
+    return ok, "" if ok else f"its statement {text[:60]!r} does not say what the answer is about"
+
+
 def tells_twins_apart(s: Subject) -> Result:
     """A code name with a sync/async twin the KB also documents (`iter_bytes` / `aiter_bytes`)
     is one of two answers unless the question says which (twins.py)."""
@@ -541,6 +563,7 @@ CHECKS: tuple[tuple[frozenset[str], Callable[[Subject], Result]], ...] = (
     (ANY, no_example_words),
     (frozenset({"single_hop"}), names_subject),
     (frozenset({"single_hop"}), names_section),
+    (frozenset({"single_hop"}), statement_says_what),
     (frozenset({"single_hop"}), keeps_context),
     (frozenset({"single_hop"}), tells_twins_apart),
     (frozenset({"multi_hop"}), hops_needed),

@@ -18,6 +18,12 @@ that already have `duplicate_of` keep it. The keeper is the first by `_rank`:
      the same verdict;
   4. more passing verification checks;
   5. the smaller id (ids are content hashes).
+A question written twice with two different answers is the opposite case, and not a
+duplicate: `other_answers` finds verified single-hop items whose normalised question another
+verified item, from another passage, answers differently ("Which file can you add to customise
+your site?" -> publish.css, and again -> publish.js): the question does not pin its subject
+down, and verification rejects both (`verify.reject_other_answers`).
+
 Never `created_at`: within a run that is just the order in which concurrent units committed, so
 it would make the kept duplicate (and the final mix) depend on timing. Deterministic: same pool,
 same result, whatever the commit order; no LLM calls.
@@ -139,3 +145,24 @@ def find_duplicates(candidates: list[dict]) -> list[tuple[str, str]]:
             if m is not keep and not m.get("duplicate_of"):
                 out.append((m["id"], keep["id"]))
     return sorted(out)
+
+
+def other_answers(candidates: list[dict]) -> dict[str, dict]:
+    """{id: another candidate} for every passed single-hop candidate whose normalised question
+    a passed single-hop candidate citing other chunks answers differently (answer 3-gram
+    Jaccard below ANSWER_THRESHOLD); duplicates included, reviewer-decided ones left out."""
+    by_question: dict[str, list[dict]] = defaultdict(list)
+    for c in candidates:
+        if c["type"] == "single_hop" and c.get("verdict") == "passed":
+            by_question[normalise(c["question"])].append(c)
+    out: dict[str, dict] = {}
+    for group in by_question.values():
+        for a in group:
+            if (a.get("status") or "pending") != "pending":
+                continue
+            for b in group:
+                if (b is not a and set(b.get("chunk_ids") or []) != set(a.get("chunk_ids") or [])
+                        and _jaccard(shingles(a["answer"], 3), shingles(b["answer"], 3)) < ANSWER_THRESHOLD):
+                    out[a["id"]] = b
+                    break
+    return out

@@ -122,6 +122,8 @@ async def _settle(ctx: RunContext, chunks: list[dict]) -> list[dict]:
     facts_by_id = {f["id"]: f for f in cstore.load_facts(ctx.store)}
     await verify.verify_pending(ctx, pool, facts_by_id)
     everything = cstore.load_candidates(ctx.store)
+    if verify.reject_other_answers(ctx, everything):
+        everything = cstore.load_candidates(ctx.store)
     # Dedup is pure code but O(pool); skip it when this exact pool (ids + verdicts) was done.
     fingerprint = stable_id("dedup", sorted((c["id"], c["verdict"]) for c in everything))
     if fingerprint not in cstore.done_keys(ctx.store, "dedup"):

@@ -42,7 +42,7 @@ from builder.store import candidates as cstore
 from builder.store.documents import chunks_by_id
 from builder.store.search import search_chunks
 
-from builder.generate import roundtrip
+from builder.generate import dedup, roundtrip
 from builder.generate.candidate import stable_id
 from builder.generate.checks import check, code_checks
 from builder.generate.context import RunContext, run_units
@@ -160,6 +160,23 @@ async def llm_checks(ctx: RunContext, cand: dict, facts: list[dict],
 
 def verify_key(ctx: RunContext, cand: dict) -> str:
     return stable_id(STAGE, cand["id"], VERSION, ctx.prompts[roundtrip.PROMPT].version)
+
+
+def reject_other_answers(ctx: RunContext, candidates: list[dict]) -> int:
+    """Fail the verified single-hop items whose question another verified item answers
+    differently from another passage (dedup.other_answers); returns how many. Kept under the
+    candidate's verification ledger key, so a resumed run does not verify it again."""
+    rows = []
+    for cid, other in sorted(dedup.other_answers(candidates).items()):
+        cand = next(c for c in candidates if c["id"] == cid)
+        checks = [c for c in cand.get("verification") or [] if c["check"] != "one_answer"]
+        checks.append(check("one_answer", False, f"the same question was written for another "
+                            f"passage, answered {other['answer'][:60]!r}"))
+        verdict, reasons = verdict_of(checks)
+        rows.append({"candidate_id": cid, "verification": checks, "verdict": verdict,
+                     "rejection_reasons": reasons, "key": verify_key(ctx, cand)})
+    cstore.record_verifications(ctx.store, rows, stage=STAGE)
+    return len(rows)
 
 
 def verdict_of(checks: list[dict]) -> tuple[str, list[str]]:
