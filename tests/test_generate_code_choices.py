@@ -431,3 +431,22 @@ def test_versions_of_one_document_are_not_ambiguous_or_comparative():
     assert pick_ambiguous(annotate([dict(old), dict(new)], {})) == []  # one policy, two dates
     other = dict(new, title="Membership > Store credit")
     assert len(pick_ambiguous(annotate([dict(old), other], {}))) == 1
+
+
+DESIGNS = "**Designs**: designs and implements medium to large size features"
+EVOLVES = "**Evolves**: evolves the architecture to support future requirements"
+
+
+@pytest.mark.parametrize("entry,question,ok", [
+    (DESIGNS, "What does TPM5 design?", True),
+    (DESIGNS, "What are the designs for TPM5?", False),        # the verb read as a noun
+    (EVOLVES, "What does EM6 evolve to?", False),              # the entry goes on "the architecture"
+    (EVOLVES, "What does EM6 evolve the architecture to?", True),
+])
+def test_a_rubric_verb_label_is_asked_as_a_verb(entry, question, ok):
+    from types import SimpleNamespace
+
+    from builder.generate.checks import reads_label_as_verb
+    answer = entry.split(": ", 1)[1]
+    got = reads_label_as_verb(SimpleNamespace(facts=[{"evidence": entry}], q=question, a=answer))
+    assert got[0] is ok, got

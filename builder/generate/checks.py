@@ -28,7 +28,8 @@ The checks (`ANY` type unless named):
   the fact's entities: "What is the shipping cost in the US?" for Express's $18.95 has two
   answers); every single_hop: `statement_says_what` (its statement names what the answer is
   about, not only the sentence before it), `keeps_context` (the question keeps more than a
-  fifth of what its answer's sentence says besides the answer); `tells_twins_apart` (a code name with a
+  fifth of what its answer's sentence says besides the answer), `reads_label_as_verb` (a
+  rubric entry labelled with its own verb is asked with that verb); `tells_twins_apart` (a code name with a
   sync/async twin in the KB: the question says which);
 - multi_hop: `hops_needed` (no cited chunk holds both the answer terms and most of the question
   terms) and `bridge_not_named`; temporal: `uses_newer_value`; comparative:
@@ -54,7 +55,8 @@ from builder.generate.roundtrip import polarity
 from builder.generate.spans import locate_span
 from builder.generate.statements import plain
 from builder.generate.terms import (
-    STOPWORDS, answer_target, arithmetic_closure, dates, key_terms, numbers, tokens, without_dates,
+    STOPWORDS, answer_target, arithmetic_closure, dates, key_terms, numbers, stem, tokens,
+    without_dates,
 )
 
 CONTEXT_PHRASES = re.compile(
@@ -313,6 +315,32 @@ def statement_says_what(s: Subject) -> Result:
     return ok, "" if ok else f"its statement {text[:60]!r} does not say what the answer is about"
 
 
+_PREPOSITION_END = re.compile(r"\b(\w+)\s+(to|for|in|on|at|with|about|into|from)\s*\?\s*$", re.I)
+
+
+def reads_label_as_verb(s: Subject) -> Result:
+    """A rubric entry whose label is its own first verb ("**Designs**: designs and implements
+    ...", "**Evolves**: evolves the architecture to ...") is asked with that verb: "What does
+    TPM5 design?". Read as a noun ("What are the designs for TPM5?") or given a preposition
+    the answer does not continue with ("What does EM6 evolve to?"), the question asks for
+    something the entry does not say (engineering ladders, issue 12)."""
+    if not s.facts:
+        return None
+    label = worth.LABELLED.match((s.facts[0].get("evidence") or "").strip())
+    words = tokens(s.a)
+    if not label or not words or tokens(label.group("label"))[:1] != words[:1]:
+        return None
+    verb = stem(words[0])
+    if re.search(rf"\bthe {re.escape(words[0])}\b|\bthe {re.escape(verb)}\w*\b", s.q, re.I):
+        return False, f"reads the rubric verb {label.group('label')!r} as a noun"
+    end = _PREPOSITION_END.search(s.q)
+    if end and stem(end.group(1).casefold()).startswith(verb[:4]) and (
+            len(words) < 2 or words[1] != end.group(2).casefold()):
+        return False, (f"asks what it {end.group(1)}s {end.group(2)}; the entry says what it "
+                       f"{words[0]}")
+    return True, ""
+
+
 def tells_twins_apart(s: Subject) -> Result:
     """A code name with a sync/async twin the KB also documents (`iter_bytes` / `aiter_bytes`)
     is one of two answers unless the question says which (twins.py)."""
@@ -563,6 +591,7 @@ CHECKS: tuple[tuple[frozenset[str], Callable[[Subject], Result]], ...] = (
     (ANY, no_example_words),
     (frozenset({"single_hop"}), names_subject),
     (frozenset({"single_hop"}), names_section),
+    (frozenset({"single_hop"}), reads_label_as_verb),
     (frozenset({"single_hop"}), statement_says_what),
     (frozenset({"single_hop"}), keeps_context),
     (frozenset({"single_hop"}), tells_twins_apart),
