@@ -55,6 +55,10 @@ def test_questions_that_point_at_a_document_are_not_standalone():
     assert not af.standalone("What is the main focus of this section of the Playbook?")[0]
     assert not af.standalone("¿Qué explica esta página?")[0]
     assert af.standalone("What does section 4 of the contract cover?")[0]
+    # "the locations mentioned": mentioned where? (an unanswerable item, Obsidian's help)
+    assert not af.standalone("¿Cuándo se sincroniza tu bóveda en las ubicaciones mencionadas?")[0]
+    assert not af.standalone("When is the vault synced in the mentioned locations?")[0]
+    assert af.standalone("¿Qué plan menciona el límite de 10 GB?")[0]
 
 
 def test_a_prompt_example_question_is_recognised_whatever_the_kb():
