@@ -46,12 +46,15 @@ def test_the_same_question_with_two_answers_from_two_passages_is_rejected(tmp_pa
     assert reject_other_answers(ctx, load_candidates(store)) == 0  # nothing passed is left to fail
 
 
-def test_same_answer_or_same_passage_is_not_a_conflict():
+def test_same_answer_or_same_fact_is_not_a_conflict():
     base = {"type": "single_hop", "verdict": "passed", "question": "Which file styles the site?"}
-    a = dict(base, id="a", answer="publish.css", chunk_ids=["c1"])
-    same_answer = dict(base, id="b", answer="publish.css", chunk_ids=["c2"])
-    same_chunk = dict(base, id="c", answer="the publish.css file", chunk_ids=["c1"])
-    assert dedup.other_answers([a, same_answer, same_chunk]) == {}
+    a = dict(base, id="a", answer="publish.css", chunk_ids=["c1"], fact_ids=["f1"])
+    same_answer = dict(base, id="b", answer="publish.css", chunk_ids=["c2"], fact_ids=["f2"])
+    same_fact = dict(base, id="c", answer="the publish.css file", chunk_ids=["c1"], fact_ids=["f1"])
+    assert dedup.other_answers([a, same_answer, same_fact]) == {}
+    # two list items of one chunk are two facts: a conflict
+    sibling = dict(base, id="s", answer="publish.js", chunk_ids=["c1"], fact_ids=["f9"])
+    assert set(dedup.other_answers([a, sibling])) == {"a", "s"}
     other = dict(base, id="d", answer="publish.js", chunk_ids=["c3"])
     decided = dict(base, id="e", answer="theme.css", chunk_ids=["c4"], status="accepted")
     got = dedup.other_answers([a, other, decided])

@@ -20,7 +20,7 @@ that already have `duplicate_of` keep it. The keeper is the first by `_rank`:
   5. the smaller id (ids are content hashes).
 A question written twice with two different answers is the opposite case, and not a
 duplicate: `other_answers` finds verified single-hop items whose normalised question another
-verified item, from another passage, answers differently ("Which file can you add to customise
+verified item, written from another fact, answers differently ("Which file can you add to customise
 your site?" -> publish.css, and again -> publish.js): the question does not pin its subject
 down, and verification rejects both (`verify.reject_other_answers`).
 
@@ -147,10 +147,25 @@ def find_duplicates(candidates: list[dict]) -> list[tuple[str, str]]:
     return sorted(out)
 
 
+def _source(c: dict) -> frozenset:
+    """What an item was written from: its facts, or its cited chunks when it has none. Two
+    list items of one chunk are two sources ("`publish.css` to add CSS", "`publish.js` to
+    add JavaScript"); one fact asked twice is one."""
+    return frozenset(c.get("fact_ids") or []) or frozenset(c.get("chunk_ids") or [])
+
+
+def _differ(a: str, b: str) -> bool:
+    """Two answers that say different things: neither one's words hold the other's ("25 days"
+    and "25 calendar days" agree; `publish.css` and `publish.js` do not, although most of
+    their characters are shared)."""
+    wa, wb = set(normalise(a).split()), set(normalise(b).split())
+    return not (wa <= wb or wb <= wa)
+
+
 def other_answers(candidates: list[dict]) -> dict[str, dict]:
     """{id: another candidate} for every passed single-hop candidate whose normalised question
-    a passed single-hop candidate citing other chunks answers differently (answer 3-gram
-    Jaccard below ANSWER_THRESHOLD); duplicates included, reviewer-decided ones left out."""
+    a passed single-hop candidate written from another fact answers differently (`_differ`);
+    duplicates included, reviewer-decided ones left out."""
     by_question: dict[str, list[dict]] = defaultdict(list)
     for c in candidates:
         if c["type"] == "single_hop" and c.get("verdict") == "passed":
@@ -161,8 +176,7 @@ def other_answers(candidates: list[dict]) -> dict[str, dict]:
             if (a.get("status") or "pending") != "pending":
                 continue
             for b in group:
-                if (b is not a and set(b.get("chunk_ids") or []) != set(a.get("chunk_ids") or [])
-                        and _jaccard(shingles(a["answer"], 3), shingles(b["answer"], 3)) < ANSWER_THRESHOLD):
+                if b is not a and _source(b) != _source(a) and _differ(a["answer"], b["answer"]):
                     out[a["id"]] = b
                     break
     return out
