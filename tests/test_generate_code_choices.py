@@ -119,6 +119,13 @@ def test_clean_question_cuts_what_follows_the_question():
     assert clean_question("  Is it   free? ") == "Is it free?"
     assert clean_question("退货期限是多少天？45天。") == "退货期限是多少天？"
     assert clean_question("No question mark") == "No question mark"
+    # link markup copied from the source becomes its text
+    assert clean_question("¿Qué campo se establece en las [[Propiedades]] de la nota?") == \
+        "¿Qué campo se establece en las Propiedades de la nota?"
+    assert clean_question("¿Cómo se [[Publicar tu contenido#Publicar notas|publica]] una nota?") == \
+        "¿Cómo se publica una nota?"
+    assert clean_question("How do I use the [CLI](https://x.org/cli) offline?") == \
+        "How do I use the CLI offline?"
 
 
 STORES = ("| Store | Address | Repair shop |\n|---|---|---|\n"
