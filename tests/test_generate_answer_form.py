@@ -28,6 +28,10 @@ from builder.generate import answer_form as af
     ("¿En qué ubicaciones puedes almacenar tus bóvedas?", "D:\\", False),
     ("Which plan includes phone support?", "B", True),
     ("What does the Basic plan cost?", "$5", True),
+    # a placeholder of the source is no value ("sync-xx.obsidian.md")
+    ("¿Cuál es el número que representa un acceso a Sync?", "xx", False),
+    ("What should you pass?", "<...>", False),
+    ("Which size fits?", "XXL", True),
 ])
 def test_the_answer_is_of_the_kind_the_question_asks_for(question, answer, ok):
     assert af.fits_question(question, answer)[0] is ok
@@ -92,3 +96,13 @@ def test_who_is_answered_by_someone_not_by_a_place_or_tool():
     assert af.who_is_someone("¿Quién revisa la solicitud?", "Soporte",
                              "Envía la solicitud en Soporte.")[0] is False
     assert af.who_is_someone("Which tool books leave?", "BreatheHR", evidence) is None
+
+
+def test_an_obsidian_block_id_is_not_part_of_a_statement_or_an_answer():
+    from builder.generate.statements import plain
+    from builder.generate.worth import assess
+    assert plain("**Oceanía**: Sídney, Australia ^sync-geo-regions") == "Oceanía: Sídney, Australia"
+    assert plain("Costs 3 ^ 2 units") == "Costs 3 ^ 2 units"  # not a block id
+    worth = assess({"text": "Oceanía: Sídney, Australia",
+                    "evidence": "**Oceanía**: Sídney, Australia ^sync-geo-regions"})
+    assert worth.answer == "Sídney, Australia"

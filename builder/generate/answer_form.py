@@ -112,7 +112,12 @@ def _words(text: str) -> set[str]:
 _CODE = re.compile(r"[`()=\[\]{}<>/\\]|--|\w\.\w|\w_\w|[a-z][A-Z]")
 
 
+_PLACEHOLDER = re.compile(r"[xX]{2,}|[.…]+|<[^>]*>|\?+|n/?a|tbd|todo", re.I)
+
+
 def fits_question(question: str, answer: str) -> tuple[bool, str]:
+    if _PLACEHOLDER.fullmatch(answer.strip().strip("`'\"")):
+        return False, f"the answer {answer.strip()!r} is a placeholder, not a value"
     if not numbers(answer) and len(re.sub(r"[\W_]", "", answer)) < 2 and re.search(r"[^\w\s.]", answer):
         return False, f"the answer {answer.strip()!r} is a fragment, not a value or a name"
     kind = asks_for(question)

@@ -41,7 +41,7 @@ from __future__ import annotations
 import re
 
 from builder.text.language import HAN, HAN_CHAR, detect_language
-from builder.text.markdown import DELIMITER_ROW, cell_spans, line_blocks
+from builder.text.markdown import BLOCK_ID, DELIMITER_ROW, cell_spans, line_blocks
 
 from builder.generate.candidate import stable_id
 from builder.generate.terms import STOPWORDS, dates, key_terms
@@ -86,6 +86,7 @@ _SEMICOLON = re.compile(r";(?=\s)")
 
 # -- markup ----------------------------------------------------------------------------------
 _MARKUP = [
+    (BLOCK_ID, ""),                                            # Obsidian block ids
     (re.compile(r"!?\[([^\]]*)\]\([^)]*\)"), r"\1"),          # links and images
     (re.compile(r"\[([^\]]+)\]\[[^\]]*\]"), r"\1"),           # reference links
     (re.compile(r"<([a-z]+:[^>\s]+)>", re.I), r"\1"),          # autolinks

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 
 from builder.generate.limits import limits
 from builder.generate.terms import answer_target, dates, key_terms, numbers
+from builder.text.markdown import BLOCK_ID
 
 # Statements about the document, not about the subject.
 META = re.compile(
@@ -278,7 +279,7 @@ def assess(fact: dict, common: frozenset[str] = frozenset()) -> Worth:
     label = LABELLED.match(raw.strip())
     if label and label.group("label").strip().casefold() not in GENERIC_LABELS:
         rest = " ".join(label.group("rest").split())
-        rest = re.sub(r"\*\*|__|`", "", rest).strip()
+        rest = BLOCK_ID.sub("", re.sub(r"\*\*|__|`", "", rest)).strip()
         if len(key_terms(rest)) >= 2 and len(rest.split()) <= MAX_ANSWER_WORDS:
             return Worth(True, answer=rest.rstrip("."), kind="label", priority=1)
     definition = DEFINITION.match(text)

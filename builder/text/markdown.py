@@ -24,6 +24,9 @@ from dataclasses import dataclass
 
 ATX_HEADING = re.compile(r" {0,3}(#{1,6})(?:[ \t]+|$)(.*?)(?:[ \t]+#+)?[ \t]*$")
 FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
+# An Obsidian block id closing a line ("Sídney, Australia ^sync-geo-regions"): a link target,
+# not text, so it is never part of a statement or an answer.
+BLOCK_ID = re.compile(r"[ \t]+\^[A-Za-z0-9][A-Za-z0-9-]*(?=[ \t]*$)", re.M)
 DELIMITER_ROW = re.compile(r"\s*\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$")
 
 
