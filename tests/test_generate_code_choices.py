@@ -457,3 +457,22 @@ def test_a_rubric_verb_label_is_asked_as_a_verb(entry, question, ok):
     answer = entry.split(": ", 1)[1]
     got = reads_label_as_verb(SimpleNamespace(facts=[{"evidence": entry}], q=question, a=answer))
     assert got[0] is ok, got
+
+
+@pytest.mark.parametrize("entry,question,ok", [
+    ("**Móvil/Tableta**: **Configurar Obsidian Sync**",
+     "¿Cómo puedo sincronizar mi bóveda remota en otro dispositivo?", False),
+    ("**Móvil/Tableta**: **Configurar Obsidian Sync**",
+     "¿Qué se elige en el móvil para sincronizar la bóveda?", True),
+    ("**Defines**: defines the right processes for the team", "What does EM6 define?", True),
+    ("**325 - Direct Expenses**: A cost that is part of producing work",
+     "What is the description of direct expenses?", True),
+    ("**Note**: restart the app after the change", "What should you do after the change?", None),
+])
+def test_a_labelled_entry_is_asked_about_its_label(entry, question, ok):
+    from types import SimpleNamespace
+
+    from builder.generate.checks import names_label
+    answer = entry.split(": ", 1)[1].strip("*")
+    got = names_label(SimpleNamespace(facts=[{"evidence": entry}], q=question, a=answer))
+    assert (got if got is None else got[0]) is ok, got

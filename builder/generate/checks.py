@@ -29,7 +29,8 @@ The checks (`ANY` type unless named):
   answers); every single_hop: `statement_says_what` (its statement names what the answer is
   about, not only the sentence before it), `keeps_context` (the question keeps more than a
   fifth of what its answer's sentence says besides the answer), `reads_label_as_verb` (a
-  rubric entry labelled with its own verb is asked with that verb); `tells_twins_apart` (a code name with a
+  rubric entry labelled with its own verb is asked with that verb), `names_label` (a labelled
+  entry's question names its label); `tells_twins_apart` (a code name with a
   sync/async twin in the KB: the question says which);
 - multi_hop: `hops_needed` (no cited chunk holds both the answer terms and most of the question
   terms) and `bridge_not_named`; temporal: `uses_newer_value`; comparative:
@@ -315,6 +316,22 @@ def statement_says_what(s: Subject) -> Result:
     return ok, "" if ok else f"its statement {text[:60]!r} does not say what the answer is about"
 
 
+def names_label(s: Subject) -> Result:
+    """A labelled entry ("**Móvil/Tableta**: **Configurar Obsidian Sync**", "**Defines**: ...")
+    holds only for what its label says: the question names the label (a shared term, or the
+    same first five letters: "define" for "Defines"). "¿Cómo puedo sincronizar mi bóveda en otro
+    dispositivo?" answered with the mobile step's button does not."""
+    if not s.facts:
+        return None
+    label = worth.LABELLED.match((s.facts[0].get("evidence") or "").strip())
+    if not label or label.group("label").strip().casefold() in worth.GENERIC_LABELS:
+        return None
+    mine, asked = key_terms(label.group("label")), key_terms(s.q)
+    named = bool(mine & asked) or any(a[:5] == b[:5] for a in mine for b in asked
+                                      if len(a) >= 5 and len(b) >= 5)
+    return named, "" if named else f"the entry holds for {label.group('label')!r}, which the question does not name"
+
+
 _PREPOSITION_END = re.compile(r"\b(\w+)\s+(to|for|in|on|at|with|about|into|from)\s*\?\s*$", re.I)
 
 
@@ -592,6 +609,7 @@ CHECKS: tuple[tuple[frozenset[str], Callable[[Subject], Result]], ...] = (
     (frozenset({"single_hop"}), names_subject),
     (frozenset({"single_hop"}), names_section),
     (frozenset({"single_hop"}), reads_label_as_verb),
+    (frozenset({"single_hop"}), names_label),
     (frozenset({"single_hop"}), statement_says_what),
     (frozenset({"single_hop"}), keeps_context),
     (frozenset({"single_hop"}), tells_twins_apart),
