@@ -266,6 +266,11 @@ def names_subject(s: Subject) -> Result:
     return named, "" if named else f"the question does not name {subjects[0]!r}, whose value it asks for"
 
 
+def _label(s: Subject) -> re.Match | None:
+    """The label of a labelled entry ("**Scope**: ...") the candidate was written from."""
+    return worth.LABELLED.match((s.facts[0].get("evidence") or "").strip()) if s.facts else None
+
+
 KEPT_CONTEXT = 0.2      # share of the answer sentence's other terms the question must keep ...
 KEPT_CONTEXT_MIN = 4    # ... when that sentence has at least this many
 _SENTENCE_END = re.compile(r"(?<=[.!?;。！？；])\s+|\n+")
@@ -304,7 +309,7 @@ def statement_says_what(s: Subject) -> Result:
     if not s.facts or s.facts[0].get("cell"):
         return None
     fact = s.facts[0]
-    if worth.LABELLED.match((fact.get("evidence") or "").strip()):
+    if _label(s):
         return None
     text = plain(fact.get("text") or fact.get("evidence") or "")
     answer = plain(s.a).strip().rstrip(".")
@@ -321,9 +326,7 @@ def names_label(s: Subject) -> Result:
     holds only for what its label says: the question names the label (a shared term, or the
     same first five letters: "define" for "Defines"). "¿Cómo puedo sincronizar mi bóveda en otro
     dispositivo?" answered with the mobile step's button does not."""
-    if not s.facts:
-        return None
-    label = worth.LABELLED.match((s.facts[0].get("evidence") or "").strip())
+    label = _label(s)
     if not label or label.group("label").strip().casefold() in worth.GENERIC_LABELS:
         return None
     mine, asked = key_terms(label.group("label")), key_terms(s.q)
@@ -341,9 +344,7 @@ def reads_label_as_verb(s: Subject) -> Result:
     TPM5 design?". Read as a noun ("What are the designs for TPM5?") or given a preposition
     the answer does not continue with ("What does EM6 evolve to?"), the question asks for
     something the entry does not say (engineering ladders, issue 12)."""
-    if not s.facts:
-        return None
-    label = worth.LABELLED.match((s.facts[0].get("evidence") or "").strip())
+    label = _label(s)
     words = tokens(s.a)
     if not label or not words or tokens(label.group("label"))[:1] != words[:1]:
         return None
@@ -390,7 +391,7 @@ def names_section(s: Subject) -> Result:
     if not s.facts:
         return None
     fact = s.facts[0]
-    label = worth.LABELLED.match((fact.get("evidence") or "").strip())
+    label = _label(s)
     chunk = s.chunks.get(fact["chunk_id"])
     if not label or not chunk:
         return None

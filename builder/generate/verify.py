@@ -166,9 +166,10 @@ def reject_other_answers(ctx: RunContext, candidates: list[dict]) -> int:
     """Fail the verified single-hop items whose question another verified item answers
     differently from another passage (dedup.other_answers); returns how many. Kept under the
     candidate's verification ledger key, so a resumed run does not verify it again."""
+    by_id = {c["id"]: c for c in candidates}
     rows = []
     for cid, other in sorted(dedup.other_answers(candidates).items()):
-        cand = next(c for c in candidates if c["id"] == cid)
+        cand = by_id[cid]
         checks = [c for c in cand.get("verification") or [] if c["check"] != "one_answer"]
         checks.append(check("one_answer", False, f"the same question was written for another "
                             f"passage, answered {other['answer'][:60]!r}"))
