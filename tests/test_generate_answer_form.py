@@ -31,6 +31,12 @@ from builder.generate import answer_form as af
     # a placeholder of the source is no value ("sync-xx.obsidian.md")
     ("¿Cuál es el número que representa un acceso a Sync?", "xx", False),
     ("What should you pass?", "<...>", False),
+    # a template with a part left out is no value either; a call with all its arguments is
+    ("What should you pass when instantiating a Client?", "verify=<...>", False),
+    ("What parameter does requests.Session.request() allow?", "proxies=...", False),
+    ("How do I disable environment variables?", 'httpx.get("<url>", trust_env=False)', False),
+    ("Which argument sets the encoding?", "encoding=\"utf-8\"", True),
+    ("How do I stream a response?", "client.stream('GET', url)", True),
     ("Which size fits?", "XXL", True),
 ])
 def test_the_answer_is_of_the_kind_the_question_asks_for(question, answer, ok):

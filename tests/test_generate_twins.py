@@ -25,13 +25,14 @@ KB = {"async.md": [("a1", ASYNC_DOC, "en")], "api.md": [("p1", API_DOC, "en")],
       "exceptions.md": [("e1", "* `ConnectTimeout` - Failed to establish a connection in time.", "en")]}
 
 
-def _check(store, chunk_id: str, quote: str, question: str, answer: str):
+def _check(store, chunk_id: str, quote: str, question: str, answer: str,
+           name: str = "tells_twins_apart"):
     cand = {"type": "single_hop", "question": question, "answer": answer, "language": "en",
             "chunk_ids": [chunk_id], "evidence": [{"chunk_id": chunk_id, "quote": quote}]}
     fact = {"id": "f1", "chunk_id": chunk_id, "text": quote, "evidence": quote, "entities": [],
             "cell": None, "evidence_start": 0}
     got = {c["check"]: c for c in code_checks(store, cand, [fact], chunks_by_id(store, [chunk_id]))}
-    return got.get("tells_twins_apart")
+    return got.get(name)
 
 
 @pytest.mark.parametrize("chunk,quote,question,answer,ok", [
@@ -74,3 +75,29 @@ def test_a_twin_counts_only_when_the_kb_writes_it_as_code(tmp_path):
     store = build_kb(tmp_path / "h.db", kb)
     assert twins.twin(store, "aread") == ("async", "read")
     assert twins.twin(store, "read") == ("sync", "aread")
+
+
+CHOICE_DOC = ("For more advanced use-cases you might want to take a look at either [the third-party\n"
+              "mocking library, RESPX](https://lundberg.github.io/respx/), or the [pytest-httpx "
+              "library](https://github.com/Colin-b/pytest_httpx).")
+
+
+@pytest.mark.parametrize("question,answer,ok", [
+    # one side of "either ... or" is one of two answers
+    ("Which mocking library should you use for more advanced testing?", "RESPX", False),
+    # naming the other side sets it aside; giving both sides is the whole answer
+    ("Besides pytest-httpx, which third-party mocking library is suggested?", "RESPX", True),
+    ("Which mocking libraries suit advanced use-cases?", "RESPX or pytest-httpx", None),
+])
+def test_one_side_of_a_choice_is_not_the_answer(tmp_path, question, answer, ok):
+    store = build_kb(tmp_path / "g.db", {"mocking.md": [("m1", CHOICE_DOC, "en")], **KB})
+    got = _check(store, "m1", CHOICE_DOC, question, answer, name="names_one_alternative")
+    assert (got["passed"] if got else None) is ok
+
+
+def test_a_choice_between_twins_is_left_to_the_twin_check(tmp_path):
+    store = build_kb(tmp_path / "g.db", KB)
+    got = _check(store, "t1", TRANSPORT_DOC,
+                 "Which class do you subclass to implement a transport for Client?",
+                 "BaseTransport", name="names_one_alternative")
+    assert got is None

@@ -13,7 +13,8 @@ The failure classes these catch were read on public knowledge bases (issue 12):
   bare value, a plain "how" more than one word unless it is code ("¿Cómo se fusionan los
   archivos?" -> "JSON." is not a way), a yes/no question an answer that starts with yes or no
   (and only it); and never a fragment of one character ("D:\\" cut out of "D:\\ or any other
-  drive") whatever the question.
+  drive"), a placeholder ("xx") or a template with a part left out ("verify=<...>",
+  "proxies=...": every such answer on the public KBs was labelled wrong) whatever the question.
 - `who_is_someone` -- a "who" answered with where or with what something is done ("Who books
   bank holidays?" -> "BreatheHR", from "... as annual leave in BreatheHR"), read from the word
   before the answer in its evidence.
@@ -113,11 +114,15 @@ _CODE = re.compile(r"[`()=\[\]{}<>/\\]|--|\w\.\w|\w_\w|[a-z][A-Z]")
 
 
 _PLACEHOLDER = re.compile(r"[xX]{2,}|[.…]+|<[^>]*>|\?+|n/?a|tbd|todo", re.I)
+# An elided part inside an answer: "verify=<...>", "proxies=...", 'httpx.get("<url>", ...)'.
+_ELIDED = re.compile(r"\.\.\.|…|<\s*\.*\s*>|[\"'=(]<[a-z][\w-]*>")
 
 
 def fits_question(question: str, answer: str) -> tuple[bool, str]:
     if _PLACEHOLDER.fullmatch(answer.strip().strip("`'\"")):
         return False, f"the answer {answer.strip()!r} is a placeholder, not a value"
+    if _ELIDED.search(answer):
+        return False, f"the answer {answer.strip()!r} leaves a part out: a template, not the value"
     if not numbers(answer) and len(re.sub(r"[\W_]", "", answer)) < 2 and re.search(r"[^\w\s.]", answer):
         return False, f"the answer {answer.strip()!r} is a fragment, not a value or a name"
     kind = asks_for(question)
