@@ -69,6 +69,12 @@ def test_questions_that_point_at_a_document_are_not_standalone():
     assert not af.standalone("¿Cuándo se sincroniza tu bóveda en las ubicaciones mencionadas?")[0]
     assert not af.standalone("When is the vault synced in the mentioned locations?")[0]
     assert af.standalone("¿Qué plan menciona el límite de 10 GB?")[0]
+    # what the asker did or sees is in no document; what the asker must do is
+    assert not af.standalone("What command did you run to set the SSL_CERT_DIR variable?")[0]
+    assert not af.standalone("What is the error message you are seeing with an HTTPS proxy?")[0]
+    assert not af.standalone("¿Qué error estás viendo al sincronizar?")[0]
+    assert af.standalone("What command do you run to rebuild the certificate index?")[0]
+    assert af.standalone("Did you know that Sync keeps a version history?")[0]
 
 
 def test_a_prompt_example_question_is_recognised_whatever_the_kb():

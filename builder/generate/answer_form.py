@@ -19,7 +19,8 @@ The failure classes these catch were read on public knowledge bases (issue 12):
   bank holidays?" -> "BreatheHR", from "... as annual leave in BreatheHR"), read from the word
   before the answer in its evidence.
 - `standalone` -- the question must not point at a document ("this section", "the text
-  above", "esta página"): a user of the RAG system never sees one.
+  above", "esta página"): a user of the RAG system never sees one; nor ask what the asker did
+  or sees ("What command did you run ...?"), which no document says.
 - `not_an_example` -- a question equal or near-equal (token Jaccard >= 0.7) to a question of
   a prompt's worked example is the model copying the prompt, whatever words the knowledge base
   happens to contain (seen: "How much does a pass cost?" on two KBs with no passes).
@@ -229,9 +230,22 @@ def not_sentence_copy(question: str, answer: str, statement: str) -> tuple[bool,
     return True, ""
 
 
+# What the asker did or sees: only the asker knows ("What command did you run to set
+# SSL_CERT_DIR?", "What is the error message you are seeing?", both read on the httpx docs).
+_ASKERS_OWN = re.compile(
+    r"\b(did|have|had) you (run|use|do|see|get|type|try|set|install|choose|enter)\b|"
+    r"\byou (are|were) (seeing|getting|running|using)\b|"
+    r"\b(hiciste|ejecutaste|usaste|viste|has (visto|hecho|ejecutado|usado))\b|\best[áa]s viendo\b", re.I)
+
+
 def standalone(question: str) -> tuple[bool, str]:
-    m = _DEICTIC.search(question)
-    return (m is None, f"points at a document: {m.group(0)!r}" if m else "")
+    """A question a user asks the RAG system about the knowledge base: it does not point at a
+    document (`_DEICTIC`), nor ask what the asker did or sees, which no document says."""
+    if m := _DEICTIC.search(question):
+        return False, f"points at a document: {m.group(0)!r}"
+    if m := _ASKERS_OWN.search(question):
+        return False, f"asks what the asker did or sees: {m.group(0)!r}"
+    return True, ""
 
 
 def _token_set(text: str) -> set[str]:
