@@ -301,18 +301,30 @@ def keeps_context(s: Subject) -> Result:
                               "it has lost the condition or subject that makes the answer the answer")
 
 
+# Openers that leave a statement's condition to the sentence before it ("Si no, nuestro equipo
+# revisará tu solicitud dentro de 3 días hábiles": if not *what*?).
+_LEANS_BACK = re.compile(
+    r"^\W*(otherwise|if not|if so|in that case|in this case|in such cases|si no|de lo contrario|"
+    r"en ese caso|en tal caso|si es así|sinon|dans ce cas|andernfalls|sonst|in diesem fall|"
+    r"caso contrário|senão|nesse caso|altrimenti|in tal caso)\b", re.I)
+
+
 def statement_says_what(s: Subject) -> Result:
     """A single-hop statement says what its answer is about: "Tomará hasta 3 días hábiles."
     ("It will take up to 3 working days") leaves that to the sentence before it, and a question
     written from it can only guess ("¿Cuánto tiempo puede tomar solicitarlo?"). Two content
     terms besides the answer, counting a list item's lead-in; rubric entries and table cells
-    take their subject from a heading or a row (`names_section`, `names_subject`)."""
+    take their subject from a heading or a row (`names_section`, `names_subject`). A statement
+    opening with "Otherwise," / "Si no," / "In that case," is the second half of a condition
+    and never says what it is about (every such item read on the public KBs was wrong)."""
     if not s.facts or s.facts[0].get("cell"):
         return None
     fact = s.facts[0]
     if _label(s):
         return None
     text = plain(fact.get("text") or fact.get("evidence") or "")
+    if m := _LEANS_BACK.match(text):
+        return False, f"its statement opens with {m.group(1)!r}: its condition is in the sentence before"
     answer = plain(s.a).strip().rstrip(".")
     at = text.casefold().find(answer.casefold()) if answer else -1
     if at < 0:
