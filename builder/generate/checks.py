@@ -34,7 +34,8 @@ The checks (`ANY` type unless named):
   sync/async twin in the KB: the question says which); `names_one_alternative` (a statement
   offering "either A or B" is not answered with A alone);
 - multi_hop: `hops_needed` (no cited chunk holds both the answer terms and most of the question
-  terms) and `bridge_not_named`; temporal: `uses_newer_value`; comparative:
+  terms), `bridge_not_named` and `uses_both_hops` (the question takes a term from each hop);
+  temporal: `uses_newer_value`; comparative:
   `states_both_values`; ambiguous: `names_both_readings` and `question_underspecified`.
 """
 
@@ -503,6 +504,32 @@ def hops_needed(s: Subject) -> Result:
     return True, ""
 
 
+HOP_TERMS = 2   # content terms a multi-hop question takes from each hop that no other cited chunk holds
+
+
+def uses_both_hops(s: Subject) -> Result:
+    """Each hop gives the question something: two content terms of its statement (a table
+    cell's statement names its row and column) that no other cited chunk holds; one shared
+    word such as "límite" is not a hop. A "multi-hop" whose
+    question comes from one passage alone ("¿Cuál es el límite de almacenamiento que ofrece
+    Sync Plus?", citing Publish's 4 GB media limit as its first hop) is a single-hop item with a
+    stray citation; every such item read on the public KBs was wrong."""
+    hops = [(f.get("chunk_id"), f.get("text") or f.get("evidence") or "") for f in s.facts] or [
+        (e["chunk_id"], e["quote"]) for e in s.evidence]
+    cited = {c for c, _ in hops}
+    if len(cited) < 2:
+        return None
+    q = key_terms(s.q) - s.answer_terms
+    for chunk_id, text in hops:
+        rest = set().union(*(key_terms((s.chunks.get(c) or {}).get("text", ""))
+                             for c in cited if c != chunk_id))
+        own = (q & key_terms(plain(text))) - rest
+        if len(own) < HOP_TERMS:
+            return False, (f"the question takes {sorted(own) or 'nothing'} from hop {chunk_id}; "
+                           "it is written from the other hop alone")
+    return True, ""
+
+
 def bridge_not_named(s: Subject) -> Result:
     """The entity the two facts share (the bridge) is not named in the question."""
     if len(set(_cited(s))) < 2 or len(s.facts) < 2:
@@ -657,6 +684,7 @@ CHECKS: tuple[tuple[frozenset[str], Callable[[Subject], Result]], ...] = (
     (frozenset({"single_hop"}), names_one_alternative),
     (frozenset({"multi_hop"}), hops_needed),
     (frozenset({"multi_hop"}), bridge_not_named),
+    (frozenset({"multi_hop"}), uses_both_hops),
     (frozenset({"reasoning"}), outcome_follows),
     (frozenset({"temporal"}), uses_newer_value),
     (frozenset({"comparative"}), states_both_values),
