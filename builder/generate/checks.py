@@ -512,8 +512,8 @@ def uses_both_hops(s: Subject) -> Result:
     statement that no other cited chunk holds (one shared word such as "límite" is not a hop).
     A "multi-hop" whose question comes from the answer's passage alone ("¿Cuál es el límite de
     almacenamiento que ofrece Sync Plus?", citing Publish's 4 GB media limit as its first hop)
-    is a single-hop item with a stray citation (read on the public KBs: 3 of 4 verified
-    multi-hop items were of this kind, all wrong)."""
+    is a single-hop item with a stray citation (2 of the 5 verified multi-hop items we read on
+    the public KBs were of this kind; all 5 were wrong)."""
     hops = [(f.get("chunk_id"), f.get("text") or f.get("evidence") or "") for f in s.facts] or [
         (e["chunk_id"], e["quote"]) for e in s.evidence]
     cited = {c for c, _ in hops}
