@@ -36,6 +36,13 @@ from builder.generate import answer_form as af
     ("What parameter does requests.Session.request() allow?", "proxies=...", False),
     ("How do I disable environment variables?", 'httpx.get("<url>", trust_env=False)', False),
     ("Which argument sets the encoding?", "encoding=\"utf-8\"", True),
+    # links alone point at pages; a question for a file wants a file name
+    ("¿Qué se debe leer para crear un sitio?", "[[Gestionar sitios]], [[Personalizar tu sitio]]", False),
+    ("Where is the changelog?", "[the changelog](https://example.org/changes)", False),
+    ("¿Cuál es el nombre del archivo que anula las carpetas excluidas?", "publish: true", False),
+    ("¿Cuál es el nombre del archivo que establece el favicon?", "favicon-32x32.png", True),
+    ("What file contains credentials for specified hosts?", ".netrc", True),
+    ("Which file do you add to hide media from the gallery?", "`.nomedia`", True),
     ("How do I stream a response?", "client.stream('GET', url)", True),
     ("Which size fits?", "XXL", True),
 ])
@@ -73,6 +80,8 @@ def test_questions_that_point_at_a_document_are_not_standalone():
     assert not af.standalone("What command did you run to set the SSL_CERT_DIR variable?")[0]
     assert not af.standalone("What is the error message you are seeing with an HTTPS proxy?")[0]
     assert not af.standalone("¿Qué error estás viendo al sincronizar?")[0]
+    assert not af.standalone("¿Cuál es el nombre de la imagen en nuestro ejemplo anterior?")[0]
+    assert not af.standalone("What is the image called in our example?")[0]
     assert af.standalone("What command do you run to rebuild the certificate index?")[0]
     assert af.standalone("Did you know that Sync keeps a version history?")[0]
 

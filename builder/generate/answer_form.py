@@ -14,7 +14,9 @@ The failure classes these catch were read on public knowledge bases (issue 12):
   archivos?" -> "JSON." is not a way), a yes/no question an answer that starts with yes or no
   (and only it); and never a fragment of one character ("D:\\" cut out of "D:\\ or any other
   drive"), a placeholder ("xx") or a template with a part left out ("verify=<...>",
-  "proxies=...": every such answer on the public KBs was labelled wrong) whatever the question.
+  "proxies=...": every such answer on the public KBs was labelled wrong), nor links alone
+  ("[[Gestionar sitios]]": a pointer, not an answer) whatever the question; a question asking
+  for a file gets a file name ("publish: true" is a property).
 - `who_is_someone` -- a "who" answered with where or with what something is done ("Who books
   bank holidays?" -> "BreatheHR", from "... as annual leave in BreatheHR"), read from the word
   before the answer in its evidence.
@@ -80,6 +82,8 @@ _DEICTIC = re.compile(
     r"\b(this|these|those) (?!year\b|month\b|week\b|day\b|time of\b)[a-z]+|"
     r"\b(este|esta|estos|estas|ese|esa|esos|esas) [a-záéíóúñ]+|"
     r"\b(esta|este) (página|sección|guía|documento|texto|artículo)\b|\bel texto\b|"
+    r"\b(ejemplo|sección|página|tabla|lista|párrafo|paso) anterior\b|\bnuestro ejemplo\b|"
+    r"\bour (previous |earlier )?example\b|"
     r"\b(the )?(above[- ])?mentioned [a-z]+|"
     r"\b[a-záéíóúñ]+ (mencionad|citad|indicad)[oa]s?( (arriba|antes|anteriormente))?\b|"
     r"\b[a-zàâçéèêëîïôûù]+ (mentionn|cit)ée?s? (ci-dessus|plus haut)\b|"
@@ -119,6 +123,18 @@ _PLACEHOLDER = re.compile(r"[xX]{2,}|[.…]+|<[^>]*>|\?+|n/?a|tbd|todo", re.I)
 _ELIDED = re.compile(r"\.\.\.|…|<\s*\.*\s*>|[\"'=(]<[a-z][\w-]*>")
 
 
+# Links and nothing else: "[[Gestionar sitios]], [[Personalizar tu sitio]]" (a "further
+# reading" note) points at pages instead of answering.
+_LINK = r"(?:\[\[[^\]]+\]\]|\[[^\]]+\]\([^)]*\)|https?://\S+)"
+_ONLY_LINKS = re.compile(rf"\W*{_LINK}(?:[\s,;.]+(?:and |y |et |und |e )?{_LINK})*\W*", re.I)
+# "What is the name of the file ...?" wants a file: a name with an extension, a dotfile or a
+# path ("publish: true" is a property, not a file).
+_ASKS_FILE = re.compile(r"\b(name of the file|which file|what file|nombre del (archivo|fichero)|"
+                        r"qu[eé] (archivo|fichero)|nom du fichier|quel fichier|welche datei|"
+                        r"nome do (arquivo|ficheiro)|qual (arquivo|ficheiro)|nome del file)\b", re.I)
+_FILE_NAME = re.compile(r"\w\.[A-Za-z0-9]{1,6}\b|(^|[\s`'\"])\.\w|/\w")
+
+
 def fits_question(question: str, answer: str) -> tuple[bool, str]:
     if _PLACEHOLDER.fullmatch(answer.strip().strip("`'\"")):
         return False, f"the answer {answer.strip()!r} is a placeholder, not a value"
@@ -126,6 +142,10 @@ def fits_question(question: str, answer: str) -> tuple[bool, str]:
         return False, f"the answer {answer.strip()!r} leaves a part out: a template, not the value"
     if not numbers(answer) and len(re.sub(r"[\W_]", "", answer)) < 2 and re.search(r"[^\w\s.]", answer):
         return False, f"the answer {answer.strip()!r} is a fragment, not a value or a name"
+    if _ONLY_LINKS.fullmatch(answer.strip()):
+        return False, "the answer only points at other pages (links), it states nothing"
+    if _ASKS_FILE.search(question) and not _FILE_NAME.search(answer):
+        return False, f"asks for a file; {answer.strip()[:40]!r} names none"
     kind = asks_for(question)
     pol = polarity(answer)
     if kind == "yes_no":
