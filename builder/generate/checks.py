@@ -31,8 +31,9 @@ The checks (`ANY` type unless named):
   fifth of what its answer's sentence says besides the answer), `reads_label_as_verb` (a
   rubric entry labelled with its own verb is asked with that verb), `names_label` (a labelled
   entry's question names its label); `tells_twins_apart` (a code name with a
-  sync/async twin in the KB: the question says which); `names_one_alternative` (a statement
-  offering "either A or B" is not answered with A alone);
+  sync/async twin in the KB: the question says which); `names_one_alternative` and
+  `names_one_conjunct` (a statement offering "either A or B", or naming "Basic and Digest",
+  is not answered with one of them alone: coordination.py);
 - multi_hop: `hops_needed` (no cited chunk holds both the answer terms and most of the question
   terms), `bridge_not_named` and `uses_both_hops` (the question takes a term from each hop);
   temporal: `uses_newer_value`; comparative:
@@ -51,7 +52,7 @@ from builder.store.search import absent_terms, phrase_share, search_chunks
 from builder.text.language import detect_language
 from builder.vocabulary import TYPES
 
-from builder.generate import answer_form, twins, worth
+from builder.generate import answer_form, coordination, twins, worth
 from builder.generate.absence import chunk_answering, off_domain
 from builder.generate.limits import limits
 from builder.generate.roundtrip import polarity
@@ -386,31 +387,34 @@ def tells_twins_apart(s: Subject) -> Result:
     return True, ""
 
 
-# "either A or B" and its kin in the other languages the form checks know.
-_EITHER = re.compile(r"\b(?:either|entweder|ya sea|o bien|soit|ou bien|oppure)\b(?P<first>.+?)"
-                     r"\b(?:or|oder|o|u|soit|ou|oppure)\b(?P<second>.+)", re.I | re.S)
-
-
 def names_one_alternative(s: Subject) -> Result:
     """A statement that offers a choice ("take a look at either RESPX or the pytest-httpx
     library") has two answers: a question answered with one of them ("Which mocking library
     should you use?" -> "RESPX") is wrong unless it names the other to set it aside, or the
-    answer gives both (httpx, issue 12). A code name with a sync/async twin ("either subclass
+    answer gives both (coordination.py). A code name with a sync/async twin ("either subclass
     BaseTransport ... or AsyncBaseTransport") is `tells_twins_apart`'s to judge."""
     if not s.facts or any(twins.twin(s.store, name) for name in twins.code_names(s.a)):
         return None
-    sentence = plain(s.facts[0].get("evidence") or "")
-    choice = _EITHER.search(sentence)
-    if not choice:
+    sentence = s.facts[0].get("evidence") or ""
+    other = coordination.other_alternative(s.answer_terms, sentence)
+    if other is None:
         return None
-    mine = s.answer_terms
-    first, second = key_terms(choice["first"]), key_terms(choice["second"])
-    if not mine or bool(mine & first) == bool(mine & second):
-        return None  # the answer names both, or neither alternative
-    other = (second - first if mine & first else first - second) - mine  # "library" in both is no side
     ok = not other or bool(other & key_terms(s.q))
     return ok, "" if ok else ("its statement offers a choice and the answer gives only one side: "
-                              f"{sentence[:80]!r}")
+                              f"{plain(sentence)[:80]!r}")
+
+
+def names_one_conjunct(s: Subject) -> Result:
+    """An answer coordinated with another name or number in its sentence ("HTTPX supports
+    Basic and Digest HTTP authentication" -> "Digest HTTP") is one of several answers unless
+    the question names the other or asks by position ("el tercer nivel") (coordination.py)."""
+    if not s.facts or coordination.ORDINAL.search(s.q):
+        return None
+    other = coordination.other_conjunct(s.a, s.facts[0].get("evidence") or "")
+    if other is None:
+        return None
+    ok = bool(key_terms(other) & key_terms(s.q))
+    return ok, "" if ok else f"{other!r} stands beside the answer in its sentence; the answer gives one of them"
 
 
 _HEADING_LINE = re.compile(r"^[ \t]{0,3}#{1,6}[ \t]+(.+?)[ \t#]*$", re.M)
@@ -685,6 +689,7 @@ CHECKS: tuple[tuple[frozenset[str], Callable[[Subject], Result]], ...] = (
     (frozenset({"single_hop"}), keeps_context),
     (frozenset({"single_hop"}), tells_twins_apart),
     (frozenset({"single_hop"}), names_one_alternative),
+    (frozenset({"single_hop"}), names_one_conjunct),
     (frozenset({"multi_hop"}), hops_needed),
     (frozenset({"multi_hop"}), bridge_not_named),
     (frozenset({"multi_hop"}), uses_both_hops),

@@ -1,0 +1,71 @@
+"""One of several answers in the same sentence: a statement that coordinates two or more things
+("HTTPX supports Basic and Digest HTTP authentication", "take a look at either RESPX or the
+pytest-httpx library", "Insider, Supporter y VIP") answers a question about them with all of
+them. A single-hop item answered with one conjunct is wrong unless the question sets the
+others aside (names them) or picks its own out by position ("the third level"). Read on the
+public KBs (issue 12): every such item we labelled was wrong ("Digest HTTP", `--ssl-keyfile`
+next to `--ssl-certfile`, RESPX), and the unlabelled ones it finds are of the same kind
+("¿Cuáles son los métodos de pago aceptados?" -> "AliPay.", next to WeChat).
+
+Only conjuncts of the answer's own shape count (a name or code next to a name or code, a
+number next to a number), so "defaults to 5 seconds, and can be changed" has no second answer.
+"""
+
+from __future__ import annotations
+
+import re
+
+from builder.generate.statements import plain
+from builder.generate.terms import key_terms, numbers
+
+# "either A or B" and its kin in the other languages the form checks know.
+EITHER = re.compile(r"\b(?:either|entweder|ya sea|o bien|soit|ou bien|oppure)\b(?P<first>.+?)"
+                    r"\b(?:or|oder|o|u|soit|ou|oppure)\b(?P<second>.+)", re.I | re.S)
+_AND_OR = r"(?:,|\band\b|\bor\b|\by\b|\bo\b|\bu\b|\bet\b|\bou\b|\bund\b|\boder\b|\be\b)"
+_WORD = r"`?([\w./:+-]+)`?"
+ORDINAL = re.compile(
+    r"\b(first|second|third|fourth|fifth|last|primer[oa]?|segund[oa]|tercer[oa]?|cuart[oa]|"
+    r"quint[oa]|últim[oa]|premier|première|deuxième|troisième|dernier|dernière|erste[rsn]?|"
+    r"zweite[rsn]?|dritte[rsn]?|letzte[rsn]?|primeir[oa]|terceir[oa]|ultim[oa])\b", re.I)
+
+
+def _shape(text: str) -> str | None:
+    """"number", "name" (capitalised or code-like) or None (a plain word: no list of names)."""
+    t = text.strip().strip("`*_\"'")
+    if not t:
+        return None
+    if numbers(t):
+        return "number"
+    if re.search(r"[`()=_/.\-]|[a-z][A-Z]", t) or t[:1].isupper():
+        return "name"
+    return None
+
+
+def other_conjunct(answer: str, sentence: str) -> str | None:
+    """The name or number coordinated with `answer` in `sentence` ("Basic" for "Digest HTTP" in
+    "supports Basic and Digest HTTP authentication"), or None."""
+    core = plain(answer).strip().rstrip(".").strip("`")
+    text = plain(sentence)
+    shape = _shape(core) if core else None
+    at = text.casefold().find(core.casefold()) if shape else -1
+    if at < 0:
+        return None
+    before, after = text[:at], text[at + len(core):]
+    for m in (re.search(rf"{_WORD}\s*{_AND_OR}\s*`?$", before),
+              re.match(rf"`?\s*{_AND_OR}\s+{_WORD}", after)):
+        if m and _shape(m.group(1)) == shape and not key_terms(m.group(1)) <= key_terms(core):
+            return m.group(1)
+    return None
+
+
+def other_alternative(answer_terms: set[str], sentence: str) -> set[str] | None:
+    """The terms of the other side of an "either A or B" sentence when the answer gives one side
+    only (terms both sides share, such as "library", are no side); None when the sentence offers
+    no choice or the answer gives both or neither."""
+    choice = EITHER.search(plain(sentence))
+    if not choice:
+        return None
+    first, second = key_terms(choice["first"]), key_terms(choice["second"])
+    if not answer_terms or bool(answer_terms & first) == bool(answer_terms & second):
+        return None
+    return (second - first if answer_terms & first else first - second) - answer_terms

@@ -1,0 +1,44 @@
+"""One of several answers in one sentence (coordination.py): "HTTPX supports Basic and Digest
+HTTP authentication" answers "What authentication method does HTTPX support?" with both, so
+"Digest HTTP" alone is wrong. Found on the httpx docs and Obsidian's Spanish help (issue 12)."""
+
+from __future__ import annotations
+
+import pytest
+
+from builder.generate import coordination
+from builder.generate.checks import Subject, names_one_conjunct
+
+
+def _conjunct(question: str, answer: str, evidence: str):
+    fact = {"id": "f1", "text": evidence, "evidence": evidence, "cell": None}
+    return names_one_conjunct(Subject(None, {"question": question, "answer": answer}, [fact], {}))
+
+
+@pytest.mark.parametrize("question,answer,evidence,ok", [
+    ("What authentication method does HTTPX support?", "Digest HTTP",
+     "HTTPX supports Basic and Digest HTTP authentication.", False),
+    ("What command-line option does Uvicorn provide for enabling HTTPS?", "--ssl-keyfile",
+     "Uvicorn provides the `--ssl-keyfile` and `--ssl-certfile` options.", False),
+    ("¿Cuáles son los métodos de pago aceptados?", "AliPay.",
+     "Aceptamos tarjetas de crédito, PayPal, WeChat y AliPay.", False),
+    # naming the other sets it aside; a position picks one out
+    ("Besides Basic, which authentication method does HTTPX support?", "Digest HTTP",
+     "HTTPX supports Basic and Digest HTTP authentication.", True),
+    ("¿Cuál es el nombre del tercer nivel de Catalyst?", "VIP.",
+     "Hay tres niveles de Catalyst: *Insider*, *Supporter* y *VIP*.", None),
+    # a plain word or a clause after "and" is no second answer
+    ("What is the default timeout?", "5 seconds",
+     "The timeout defaults to 5 seconds, and can be changed per request.", None),
+    ("Which header carries the charset?", "Content-Type",
+     "Most servers send a Content-Type header, including a charset encoding.", None),
+])
+def test_one_conjunct_is_not_the_answer(question, answer, evidence, ok):
+    got = _conjunct(question, answer, evidence)
+    assert (got[0] if got else None) is ok
+
+
+def test_only_a_conjunct_of_the_answers_shape_counts():
+    assert coordination.other_conjunct("Digest HTTP", "supports Basic and Digest HTTP auth") == "Basic"
+    assert coordination.other_conjunct("10 GB", "Sync Plus includes 10 GB or 100 GB") == "100"
+    assert coordination.other_conjunct("5 seconds", "It waits 5 seconds and then retries") is None
