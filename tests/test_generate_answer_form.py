@@ -82,6 +82,18 @@ def test_questions_that_point_at_a_document_are_not_standalone():
     assert not af.standalone("¿Qué error estás viendo al sincronizar?")[0]
     assert not af.standalone("¿Cuál es el nombre de la imagen en nuestro ejemplo anterior?")[0]
     assert not af.standalone("What is the image called in our example?")[0]
+    assert not af.standalone("Do you have any specific questions about resource limits?")[0]
+    assert af.standalone("Do you have job openings at Northwind?")[0]
+    assert af.standalone("How much do you have to pay for shipping?")[0]
+
+
+def test_two_questions_joined_are_not_one():
+    assert not af.one_question("What are some common transport configurations for the Client, "
+                               "and how do they affect the application?")[0]
+    assert not af.one_question("¿Qué es Obsidian Sync y cómo se configura?")[0]
+    assert af.one_question("What happens to returns and refunds after 30 days?")[0]
+    assert not af.one_question("How do I enable HTTP/2 and which package does it need?")[0]
+    assert af.one_question("Who approves holiday and expense requests?")[0]
     assert af.standalone("What command do you run to rebuild the certificate index?")[0]
     assert af.standalone("Did you know that Sync keeps a version history?")[0]
 

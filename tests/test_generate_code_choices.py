@@ -442,6 +442,7 @@ def test_versions_of_one_document_are_not_ambiguous_or_comparative():
 
 DESIGNS = "**Designs**: designs and implements medium to large size features"
 EVOLVES = "**Evolves**: evolves the architecture to support future requirements"
+COORDINATES = "**Coordinates**: coordinates team members providing effective feedback"
 
 
 @pytest.mark.parametrize("entry,question,ok", [
@@ -449,6 +450,8 @@ EVOLVES = "**Evolves**: evolves the architecture to support future requirements"
     (DESIGNS, "What are the designs for TPM5?", False),        # the verb read as a noun
     (EVOLVES, "What does EM6 evolve to?", False),              # the entry goes on "the architecture"
     (EVOLVES, "What does EM6 evolve the architecture to?", True),
+    (COORDINATES, "What is the description of the Technical Program Manager 5's coordinates?", False),
+    (COORDINATES, "Whom does a Technical Program Manager 5 coordinate?", True),
 ])
 def test_a_rubric_verb_label_is_asked_as_a_verb(entry, question, ok):
     from types import SimpleNamespace

@@ -22,7 +22,10 @@ The failure classes these catch were read on public knowledge bases (issue 12):
   before the answer in its evidence.
 - `standalone` -- the question must not point at a document ("this section", "the text
   above", "esta página"): a user of the RAG system never sees one; nor ask what the asker did
-  or sees ("What command did you run ...?"), which no document says.
+  or sees ("What command did you run ...?", "Do you have any specific questions about ...?"),
+  which no document says.
+- `one_question` -- not two questions joined ("What are some transport configurations, and how
+  do they affect the application?"): a reference answers one.
 - `not_an_example` -- a question equal or near-equal (token Jaccard >= 0.7) to a question of
   a prompt's worked example is the model copying the prompt, whatever words the knowledge base
   happens to contain (seen: "How much does a pass cost?" on two KBs with no passes).
@@ -255,7 +258,24 @@ def not_sentence_copy(question: str, answer: str, statement: str) -> tuple[bool,
 _ASKERS_OWN = re.compile(
     r"\b(did|have|had) you (run|use|do|see|get|type|try|set|install|choose|enter)\b|"
     r"\byou (are|were) (seeing|getting|running|using)\b|"
+    r"\bdo you (have (any )?(specific |other |further |more )?questions|have a (good )?understanding|"
+    r"know|understand)\b|"
     r"\b(hiciste|ejecutaste|usaste|viste|has (visto|hecho|ejecutado|usado))\b|\best[áa]s viendo\b", re.I)
+
+
+# A second question joined to the first: "What are some common transport configurations, and
+# how do they affect the application?" has no one reference answer.
+_SECOND_QUESTION = re.compile(
+    r"[,;]? (and|or|y|o|et|ou|und|oder|e) (how|what|why|which|when|where|who|c[oó]mo|qu[eé]|"
+    r"por qu[eé]|cu[aá]l(es)?|cu[aá]ndo|d[oó]nde|qui[eé]n|comment|pourquoi|quand|o[uù]|wie|was|"
+    r"warum|wann|wo|wer|come|perch[eé]|quando|dove|chi|onde|quem)\b (\w+ )?(is|are|do|does|did|can|"
+    r"should|will|would|es|son|se|puedo|puede|est|sont|ist|sind|è|sono)\b", re.I)
+
+
+def one_question(question: str) -> tuple[bool, str]:
+    """One question, not two joined by "and how ..." (each would need its own answer)."""
+    m = _SECOND_QUESTION.search(question)
+    return (m is None, f"asks two questions: {m.group(0).strip()!r}" if m else "")
 
 
 def standalone(question: str) -> tuple[bool, str]:

@@ -223,6 +223,10 @@ def standalone_question(s: Subject) -> Result:
     return answer_form.standalone(s.q)
 
 
+def one_question(s: Subject) -> Result:
+    return answer_form.one_question(s.q)
+
+
 def not_an_example(s: Subject) -> Result:
     """Not (nearly) a question of the writing prompt's worked example, whatever the KB holds."""
     examples = answer_form.example_questions(s.example_text)
@@ -357,14 +361,15 @@ def reads_label_as_verb(s: Subject) -> Result:
     """A rubric entry whose label is its own first verb ("**Designs**: designs and implements
     ...", "**Evolves**: evolves the architecture to ...") is asked with that verb: "What does
     TPM5 design?". Read as a noun ("What are the designs for TPM5?") or given a preposition
-    the answer does not continue with ("What does EM6 evolve to?"), the question asks for
+    the answer does not continue with ("What does EM6 evolve to?"), or read as a possessed
+    noun ("the Technical Program Manager 5's coordinates"), the question asks for
     something the entry does not say (engineering ladders, issue 12)."""
     label = _label(s)
     words = tokens(s.a)
     if not label or not words or tokens(label.group("label"))[:1] != words[:1]:
         return None
     verb = stem(words[0])
-    if re.search(rf"\bthe {re.escape(words[0])}\b|\bthe {re.escape(verb)}\w*\b", s.q, re.I):
+    if re.search(rf"\b(the|['’]s) {re.escape(words[0])}\b|\bthe {re.escape(verb)}\w*\b", s.q, re.I):
         return False, f"reads the rubric verb {label.group('label')!r} as a noun"
     end = _PREPOSITION_END.search(s.q)
     if end and stem(end.group(1).casefold()).startswith(verb[:4]) and (
@@ -679,6 +684,7 @@ CHECKS: tuple[tuple[frozenset[str], Callable[[Subject], Result]], ...] = (
     (frozenset({"single_hop", "reasoning", "multi_hop"}), answer_fits_question),
     (frozenset({"single_hop"}), not_sentence_copy),
     (ANY, standalone_question),
+    (ANY, one_question),
     (ANY, not_an_example),
     (ANY, no_example_words),
     (frozenset({"single_hop"}), names_subject),
