@@ -20,6 +20,8 @@ def _conjunct(question: str, answer: str, evidence: str):
      "HTTPX supports Basic and Digest HTTP authentication.", False),
     ("What command-line option does Uvicorn provide for enabling HTTPS?", "--ssl-keyfile",
      "Uvicorn provides the `--ssl-keyfile` and `--ssl-certfile` options.", False),
+    ("What parameter can be used for query parameters and form data?", "params=",
+     "For both query params (`params=`) and form data (`data=`), requests sends tuples.", False),
     ("¿Cuáles son los métodos de pago aceptados?", "AliPay.",
      "Aceptamos tarjetas de crédito, PayPal, WeChat y AliPay.", False),
     # naming the other sets it aside; a position picks one out
@@ -42,3 +44,7 @@ def test_only_a_conjunct_of_the_answers_shape_counts():
     assert coordination.other_conjunct("Digest HTTP", "supports Basic and Digest HTTP auth") == "Basic"
     assert coordination.other_conjunct("10 GB", "Sync Plus includes 10 GB or 100 GB") == "100"
     assert coordination.other_conjunct("5 seconds", "It waits 5 seconds and then retries") is None
+    pair = "For both query params (`params=`) and form data (`data=`), requests sends tuples."
+    assert coordination.other_conjunct("params=", pair) == "data="
+    assert coordination.other_conjunct("data=", pair) == "params="
+    assert coordination.other_conjunct("timeout=", "Set a limit (`timeout=`) and retry.") is None

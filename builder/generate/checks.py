@@ -418,7 +418,8 @@ def names_one_conjunct(s: Subject) -> Result:
     other = coordination.other_conjunct(s.a, s.facts[0].get("evidence") or "")
     if other is None:
         return None
-    ok = bool(key_terms(other) & key_terms(s.q))
+    code = re.search(r"[=_./()]", other)  # a code name is named as written: "data=", not "form data"
+    ok = other.casefold() in s.q.casefold() if code else bool(key_terms(other) & key_terms(s.q))
     return ok, "" if ok else f"{other!r} stands beside the answer in its sentence; the answer gives one of them"
 
 

@@ -9,6 +9,7 @@ next to `--ssl-certfile`, RESPX), and the unlabelled ones it finds are of the sa
 
 Only conjuncts of the answer's own shape count (a name or code next to a name or code, a
 number next to a number), so "defaults to 5 seconds, and can be changed" has no second answer.
+A parenthesised pair counts too: "query params (`params=`) and form data (`data=`)".
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ EITHER = re.compile(r"\b(?:either|entweder|ya sea|o bien|soit|ou bien|oppure)\b(
                     r"\b(?:or|oder|o|u|soit|ou|oppure)\b(?P<second>.+)", re.I | re.S)
 _AND_OR = r"(?:,|\band\b|\bor\b|\by\b|\bo\b|\bu\b|\bet\b|\bou\b|\bund\b|\boder\b|\be\b)"
 _WORD = r"`?([\w./:+-]+)`?"
+_CODE = r"`?([\w./:+=-]+)`?"
 ORDINAL = re.compile(
     r"\b(first|second|third|fourth|fifth|last|primer[oa]?|segund[oa]|tercer[oa]?|cuart[oa]|"
     r"quint[oa]|últim[oa]|premier|première|deuxième|troisième|dernier|dernière|erste[rsn]?|"
@@ -52,7 +54,10 @@ def other_conjunct(answer: str, sentence: str) -> str | None:
         return None
     before, after = text[:at], text[at + len(core):]
     for m in (re.search(rf"{_WORD}\s*{_AND_OR}\s*`?$", before),
-              re.match(rf"`?\s*{_AND_OR}\s+{_WORD}", after)):
+              re.match(rf"`?\s*{_AND_OR}\s+{_WORD}", after),
+              # a parenthesised pair: "query params (`params=`) and form data (`data=`)"
+              re.search(rf"\({_CODE}\)\s*{_AND_OR}\s+(?:[\w-]+\s+){{0,3}}\(`?$", before),
+              re.match(rf"`?\)\s*{_AND_OR}\s+(?:[\w-]+\s+){{0,3}}\({_CODE}\)", after)):
         if m and _shape(m.group(1)) == shape and not key_terms(m.group(1)) <= key_terms(core):
             return m.group(1)
     return None
