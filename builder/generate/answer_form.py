@@ -38,6 +38,8 @@ from __future__ import annotations
 
 import re
 
+from builder.text.markdown import MD_LINK, WIKI_LINK
+
 from builder.generate.roundtrip import polarity
 from builder.generate.terms import dates, key_terms, numbers, tokens
 
@@ -128,7 +130,7 @@ _ELIDED = re.compile(r"\.\.\.|…|<\s*\.*\s*>|[\"'=(]<[a-z][\w-]*>")
 
 # Links and nothing else: "[[Gestionar sitios]], [[Personalizar tu sitio]]" (a "further
 # reading" note) points at pages instead of answering.
-_LINK = r"(?:\[\[[^\]]+\]\]|\[[^\]]+\]\([^)]*\)|https?://\S+)"
+_LINK = rf"(?:{WIKI_LINK.pattern}|{MD_LINK.pattern}|https?://\S+)"
 _ONLY_LINKS = re.compile(rf"\W*{_LINK}(?:[\s,;.]+(?:and |y |et |und |e )?{_LINK})*\W*", re.I)
 # "What is the name of the file ...?" wants a file: a name with an extension, a dotfile or a
 # path ("publish: true" is a property, not a file).

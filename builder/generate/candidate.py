@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
+
+from builder.text.markdown import MD_LINK, WIKI_LINK
 
 
 def stable_id(*parts: object, size: int = 12) -> str:
@@ -19,16 +20,12 @@ def stable_id(*parts: object, size: int = 12) -> str:
     return hashlib.blake2b(raw, digest_size=size).hexdigest()
 
 
-_WIKI_LINK = re.compile(r"\[\[([^\]|#]+)(?:#[^\]|]*)?(?:\|([^\]]+))?\]\]")
-_MD_LINK = re.compile(r"\[([^\]]+)\]\([^)\s]*\)")
-
-
 def clean_question(text: str) -> str:
     """The question up to its first question mark: small models often append the answer or the
     fact after it ("How long ...? You can return ... within 45 days."). Link markup copied from
     the source becomes its text: a user types "las Propiedades", not "las [[Propiedades]]"."""
-    text = _WIKI_LINK.sub(lambda m: (m.group(2) or m.group(1)).strip(), text)
-    text = _MD_LINK.sub(lambda m: m.group(1), text)
+    text = WIKI_LINK.sub(lambda m: (m.group(2) or m.group(1)).strip(), text)
+    text = MD_LINK.sub(lambda m: m.group(1), text)
     text = " ".join(text.split())
     for mark in ("?", "？"):
         cut = text.find(mark)

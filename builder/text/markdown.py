@@ -27,6 +27,9 @@ FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
 # An Obsidian block id closing a line ("Sídney, Australia ^sync-geo-regions"): a link target,
 # not text, so it is never part of a statement or an answer.
 BLOCK_ID = re.compile(r"[ \t]+\^[A-Za-z0-9][A-Za-z0-9-]*(?=[ \t]*$)", re.M)
+# Link markup: a wiki link "[[Page#Heading|shown text]]" and a Markdown link "[text](url)".
+WIKI_LINK = re.compile(r"\[\[([^\]|#]+)(?:#[^\]|]*)?(?:\|([^\]]+))?\]\]")
+MD_LINK = re.compile(r"\[([^\]]+)\]\([^)\s]*\)")
 DELIMITER_ROW = re.compile(r"\s*\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$")
 
 
