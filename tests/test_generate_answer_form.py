@@ -45,6 +45,12 @@ from builder.generate import answer_form as af
     ("Which file do you add to hide media from the gallery?", "`.nomedia`", True),
     ("How do I stream a response?", "client.stream('GET', url)", True),
     ("Which size fits?", "XXL", True),
+    # an answer cut off on a word that needs the next one; a capitalised label is whole
+    ("What is the minimum nursery fee?", "at least £1,000 per", False),
+    ("What error do you see?", "errors along the lines of", False),
+    ("¿Qué plan incluye el historial?", "el plan Plus y", False),
+    ("En qué sección de la factura editas la dirección?", "Bill To", True),
+    ("What is the fee?", "£1,000 per month", True),
 ])
 def test_the_answer_is_of_the_kind_the_question_asks_for(question, answer, ok):
     assert af.fits_question(question, answer)[0] is ok
@@ -139,3 +145,35 @@ def test_an_obsidian_block_id_is_not_part_of_a_statement_or_an_answer():
     worth = assess({"text": "Oceanía: Sídney, Australia",
                     "evidence": "**Oceanía**: Sídney, Australia ^sync-geo-regions"})
     assert worth.answer == "Sídney, Australia"
+
+
+@pytest.mark.parametrize("answer,evidence,inside", [
+    ("8 face", "You can have up to 8 face-to-face sessions a year.", "8 face-to-face"),
+    ("1 b", "Puedes tener 1 bóveda remota.", "1 bóveda"),
+    ("Dig", "HTTPX supports Digest auth.", "Digest"),
+    # whole somewhere in the evidence: not cut
+    ("face", "Meet face-to-face, or face the music.", None),
+    ("25 days", "Staff get 25 days a year.", None),
+    ("30%", "a 30% discount", None),
+    ("£1,000", "at least £1,000 per month", None),
+    ("Sync Plus", "Sync Plus-only features", "Sync Plus-only"),
+    ("not quoted", "The evidence says something else.", None),
+    # scripts without spaces between words put every answer inside a run of letters
+    ("5天", "标准配送需要5天送达。", None),
+    ("6美元", "标准配送的运费为6美元。", None),
+])
+def test_an_answer_cut_out_of_a_longer_word_is_found(answer, evidence, inside):
+    assert af.cut_inside_word(answer, evidence) == inside
+
+
+def test_the_evidence_check_rejects_an_answer_cut_out_of_a_word():
+    from builder.generate.checks import Subject, answer_in_evidence
+
+    def verdict(answer):
+        cand = {"question": "¿Cuántas bóvedas remotas puedo tener?", "answer": answer,
+                "evidence": [{"quote": "Con Sync Standard puedes tener 1 bóveda remota."}]}
+        return answer_in_evidence(Subject(None, cand, [], {}))
+
+    ok, reason = verdict("1 b")
+    assert not ok and "1 bóveda" in reason
+    assert verdict("1 bóveda")[0] is True

@@ -15,7 +15,8 @@ The failure classes these catch were read on public knowledge bases (issue 12):
   (and only it); and never a fragment of one character ("D:\\" cut out of "D:\\ or any other
   drive"), a placeholder ("xx") or a template with a part left out ("verify=<...>",
   "proxies=...": every such answer on the public KBs was labelled wrong), nor links alone
-  ("[[Gestionar sitios]]": a pointer, not an answer) whatever the question; a question asking
+  ("[[Gestionar sitios]]": a pointer, not an answer), nor an answer cut off on a word that
+  needs another ("at least £1,000 per") whatever the question; a question asking
   for a file gets a file name ("publish: true" is a property).
 - `who_is_someone` -- a "who" answered with where or with what something is done ("Who books
   bank holidays?" -> "BreatheHR", from "... as annual leave in BreatheHR"), read from the word
@@ -138,6 +139,11 @@ _ASKS_FILE = re.compile(r"\b(name of the file|which file|what file|nombre del (a
                         r"qu[eé] (archivo|fichero)|nom du fichier|quel fichier|welche datei|"
                         r"nome do (arquivo|ficheiro)|qual (arquivo|ficheiro)|nome del file)\b", re.I)
 _FILE_NAME = re.compile(r"\w\.[A-Za-z0-9]{1,6}\b|(^|[\s`'\"])\.\w|/\w")
+# An answer cut off mid-phrase ends on a word that needs one after it: "at least £1,000 per"
+# (of "per month"), "... along the lines of". Lower case only: "Bill To" is a label.
+_CUT_END = re.compile(r"(?:^|\s)(per|of|to|the|a|an|and|or|for|with|by|from|than|de|del|la|el|"
+                      r"los|las|y|o|con|para|por|un|una|que|du|des|le|les|et|der|die|das|und)"
+                      r"[\s:,;]*$")
 
 
 def fits_question(question: str, answer: str) -> tuple[bool, str]:
@@ -147,6 +153,8 @@ def fits_question(question: str, answer: str) -> tuple[bool, str]:
         return False, f"the answer {answer.strip()!r} leaves a part out: a template, not the value"
     if not numbers(answer) and len(re.sub(r"[\W_]", "", answer)) < 2 and re.search(r"[^\w\s.]", answer):
         return False, f"the answer {answer.strip()!r} is a fragment, not a value or a name"
+    if m := _CUT_END.search(answer.strip().rstrip(".")):
+        return False, f"the answer is cut off: it ends on {m.group(1)!r}"
     if _ONLY_LINKS.fullmatch(answer.strip()):
         return False, "the answer only points at other pages (links), it states nothing"
     if _ASKS_FILE.search(question) and not _FILE_NAME.search(answer):
@@ -179,6 +187,33 @@ def fits_question(question: str, answer: str) -> tuple[bool, str]:
         ok = len(key_terms(answer) - numbers(answer)) >= 2 or bool(_CODE.search(answer))
         return ok, "" if ok else "asks how; a single word names no way of doing it"
     return True, ""
+
+
+# Scripts written without spaces between words (CJK, kana, hangul, Thai, Lao, Khmer, Myanmar):
+# there every answer sits inside a run of letters, so being inside one means nothing.
+_UNSPACED = re.compile(r"[\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f]")
+
+
+def _in_word(char: str) -> bool:
+    return char.isalnum() and not _UNSPACED.match(char)
+
+
+def cut_inside_word(answer: str, evidence: str) -> str | None:
+    """The longer word the answer is cut out of, when every place the evidence holds the answer
+    is inside one ("8 face" of "8 face-to-face", "Dig" of "Digest"); None when the answer
+    stands whole somewhere, or is not quoted at all."""
+    core = answer.strip()
+    if not core or not _in_word(core[0]) or not _in_word(core[-1]):
+        return None
+    inside = None
+    for m in re.finditer(re.escape(core), evidence, re.I):
+        before = evidence[m.start() - 1] if m.start() else " "
+        after = evidence[m.end():m.end() + 2]
+        if not (_in_word(before) or _in_word(after[:1]) or re.match(r"-\w", after)):
+            return None
+        start = re.search(r"[\w-]*$", evidence[:m.start()]).start()
+        inside = evidence[start:m.end() + re.match(r"[\w-]*", evidence[m.end():]).end()]
+    return inside
 
 
 _PLACE_OR_TOOL = frozenset("in on into onto via using through en mediante dans sur über im".split())

@@ -192,8 +192,11 @@ def answer_adds_information(s: Subject) -> Result:
 
 def answer_in_evidence(s: Subject) -> Result:
     """A single-hop answer is stated by its evidence: 80% of its terms and all its numbers
-    (the question's words do not count: they may come from the section heading)."""
+    (the question's words do not count: they may come from the section heading), and not as a
+    piece of a longer word ("8 face" of "8 face-to-face sessions")."""
     core = answer_form.strip_polarity(s.a)
+    if (inside := answer_form.cut_inside_word(core, s.evidence_text)) is not None:
+        return False, f"the answer is cut out of {inside!r}"
     if locate_span(s.evidence_text, core, min_chars=1) is not None:
         return True, ""  # quoted from the evidence (also where CJK terms cannot be counted)
     terms = key_terms(core) - key_terms(s.q)
