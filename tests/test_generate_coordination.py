@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from builder.generate import coordination
-from builder.generate.checks import Subject, names_one_conjunct
+from builder.generate.checks import Subject, asks_the_class, names_one_conjunct
 
 
 def _conjunct(question: str, answer: str, evidence: str):
@@ -48,3 +48,38 @@ def test_only_a_conjunct_of_the_answers_shape_counts():
     assert coordination.other_conjunct("params=", pair) == "data="
     assert coordination.other_conjunct("data=", pair) == "params="
     assert coordination.other_conjunct("timeout=", "Set a limit (`timeout=`) and retry.") is None
+
+
+_MEDIA = ("[[Introducción a Obsidian Publish|Obsidian Publish]] te permite alojar notas y varios "
+          "tipos de archivos multimedia, incluyendo imágenes y videoclips, con un límite de 4 GB "
+          "por sitio.")
+
+
+@pytest.mark.parametrize("question,answer,evidence,ok", [
+    # what holds for the class is asked of one example
+    ("¿Cuál es el límite de imágenes por sitio en Obsidian Publish?", "4 GB", _MEDIA, False),
+    ("How much notice do you give for a funeral?", "2 weeks",
+     "Give 2 weeks' notice for family events, such as weddings or funerals.", False),
+    # the question names the class, or the answer is the examples themselves
+    ("¿Cuál es el límite de archivos multimedia por sitio en Obsidian Publish?", "4 GB", _MEDIA, True),
+    ("¿Qué tipos de archivos multimedia puede alojar Obsidian Publish?", "imágenes y videoclips",
+     _MEDIA, True),
+    # "like" also means "similar to": no example list
+    ("Which parameter configures a proxy?", "proxy",
+     "Pass the proxy parameter to functions like httpx.get().", True),
+])
+def test_a_question_about_one_example_of_a_class_is_rejected(question, answer, evidence, ok):
+    fact = {"id": "f1", "text": evidence, "evidence": evidence, "cell": None}
+    got = asks_the_class(Subject(None, {"question": question, "answer": answer}, [fact], {}))
+    if ok:
+        assert got is None
+    else:
+        assert got[0] is False and "one example" in got[1]
+
+
+def test_the_example_list_ends_where_a_clause_starts():
+    # "con un límite ..." after the list is not an example: asking about the limit of the
+    # class stays fine, asking about "videoclips" does not
+    assert coordination.example_asked("¿Qué límite tienen los videoclips?", "4 GB", _MEDIA)[1] == "multimedia"
+    assert coordination.example_asked("¿Cuál es el límite por sitio de los archivos multimedia?",
+                                      "4 GB", _MEDIA) is None

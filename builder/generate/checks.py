@@ -426,6 +426,20 @@ def names_one_conjunct(s: Subject) -> Result:
     return ok, "" if ok else f"{other!r} stands beside the answer in its sentence; the answer gives one of them"
 
 
+def asks_the_class(s: Subject) -> Result:
+    """A question about one example of a class its statement gives ("... media files, including
+    images and video clips, with a limit of 4 GB per site" -> "What is the limit for images?")
+    reads what holds for the class as holding for that example alone (coordination.py). All
+    three such items read on the public KBs were wrong."""
+    if not s.facts:
+        return None
+    got = coordination.example_asked(s.q, s.a, s.facts[0].get("evidence") or "")
+    if got is None:
+        return None
+    example, cls = got
+    return False, f"asks about {example!r}, one example of the {cls!r} its statement speaks of"
+
+
 _HEADING_LINE = re.compile(r"^[ \t]{0,3}#{1,6}[ \t]+(.+?)[ \t#]*$", re.M)
 
 
@@ -700,6 +714,7 @@ CHECKS: tuple[tuple[frozenset[str], Callable[[Subject], Result]], ...] = (
     (frozenset({"single_hop"}), tells_twins_apart),
     (frozenset({"single_hop"}), names_one_alternative),
     (frozenset({"single_hop"}), names_one_conjunct),
+    (frozenset({"single_hop"}), asks_the_class),
     (frozenset({"multi_hop"}), hops_needed),
     (frozenset({"multi_hop"}), bridge_not_named),
     (frozenset({"multi_hop"}), uses_both_hops),

@@ -10,6 +10,10 @@ next to `--ssl-certfile`, RESPX), and the unlabelled ones it finds are of the sa
 Only conjuncts of the answer's own shape count (a name or code next to a name or code, a
 number next to a number), so "defaults to 5 seconds, and can be changed" has no second answer.
 A parenthesised pair counts too: "query params (`params=`) and form data (`data=`)".
+
+The converse: a sentence that gives examples of a class ("media files, including images and
+video clips, with a limit of 4 GB per site") says the limit of the class; a question about one
+example ("What is the limit for images?") reads it as the example's own (`example_asked`).
 """
 
 from __future__ import annotations
@@ -74,3 +78,36 @@ def other_alternative(answer_terms: set[str], sentence: str) -> set[str] | None:
     if not answer_terms or bool(answer_terms & first) == bool(answer_terms & second):
         return None
     return (second - first if answer_terms & first else first - second) - answer_terms
+
+
+# "media files, including images and video clips": the examples stand for a wider class. Words
+# that open an example list, in the languages the form checks know; "like" is left out (it
+# also means "similar to": "functions like httpx.get()").
+EXAMPLES = re.compile(
+    r"(?P<cls>\w+)[\s,]+(?:including|such as|e\.g\.,?|for example|incluyendo|incluidos?|"
+    r"incluidas?|tales como|por ejemplo|como por ejemplo|notamment|y compris|par exemple|"
+    r"einschließlich|wie zum beispiel|zum beispiel|z\. ?b\.|incluindo|tais como|inclusive|"
+    r"ad esempio|compresi|compres[ae])\s+(?P<items>[^.;:()\n]+)", re.I)
+_PREPOSITION = re.compile(r"^\s*(with|for|to|at|in|on|by|which|that|con|para|en|por|que|"
+                          r"avec|pour|dans|mit|für|com|em|per)\b", re.I)
+
+
+def example_asked(question: str, answer: str, sentence: str) -> tuple[str, str] | None:
+    """(example, class) when the question asks about an example of a class the sentence gives
+    ("Publish hosts media files, including images and video clips, with a limit of 4 GB per
+    site" asked as "What is the limit for images per site?"): what the sentence says of the
+    class reads as said of the example alone. None when the question names the class too, or
+    the answer is one of the examples (then it is `other_conjunct`'s case)."""
+    text = plain(sentence)
+    q_terms, a_terms = key_terms(question), key_terms(answer)
+    for m in EXAMPLES.finditer(text):
+        items = []
+        for part in m.group("items").split(","):  # the list ends where a clause starts
+            if items and (_PREPOSITION.match(part) or len(part.split()) > 4):
+                break
+            items.append(part)
+        examples = key_terms(" ".join(items))
+        asked = examples & q_terms
+        if asked and not examples & a_terms and m.group("cls").casefold() not in question.casefold():
+            return sorted(asked)[0], m.group("cls")
+    return None
