@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import re
 
+from builder.text.language import HAN, HANGUL, KANA
 from builder.text.markdown import MD_LINK, WIKI_LINK
 
 from builder.generate.roundtrip import polarity
@@ -189,9 +190,11 @@ def fits_question(question: str, answer: str) -> tuple[bool, str]:
     return True, ""
 
 
-# Scripts written without spaces between words (CJK, kana, hangul, Thai, Lao, Khmer, Myanmar):
-# there every answer sits inside a run of letters, so being inside one means nothing.
-_UNSPACED = re.compile(r"[\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f]")
+# Scripts written without spaces between words (Han, kana, hangul from text/language.py, the
+# rest of the CJK blocks, Thai, Lao, Myanmar, Khmer, halfwidth kana): there every answer sits
+# inside a run of letters, so being inside one means nothing.
+_UNSPACED = re.compile(f"[{HAN}{KANA}{HANGUL}\u2e80-\u33ff\u0e00-\u0eff\u1000-\u109f"
+                       f"\u1780-\u17ff\uff66-\uff9f]")
 
 
 def _in_word(char: str) -> bool:

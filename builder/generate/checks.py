@@ -112,6 +112,11 @@ class Subject:
         return " ".join(e["quote"] for e in self.evidence)
 
     @cached_property
+    def statement(self) -> str:
+        """The evidence sentence of its first fact (the one a single-hop item is written from)."""
+        return (self.facts[0].get("evidence") or "") if self.facts else ""
+
+    @cached_property
     def answer_terms(self) -> set[str]:
         return key_terms(self.a)
 
@@ -297,7 +302,7 @@ def keeps_context(s: Subject) -> Result:
     wrong (bench/quality/labels)."""
     if not s.facts or s.facts[0].get("cell"):
         return None  # a table cell: `names_subject` asks for its row
-    statement = plain(s.facts[0].get("evidence") or "")
+    statement = plain(s.statement)
     a_terms = key_terms(s.a)
     sentences = [p for p in _SENTENCE_END.split(statement) if p.strip()] or [statement]
     sentence = max(sentences, key=lambda p: len(key_terms(p) & a_terms))
@@ -403,13 +408,12 @@ def names_one_alternative(s: Subject) -> Result:
     BaseTransport ... or AsyncBaseTransport") is `tells_twins_apart`'s to judge."""
     if not s.facts or any(twins.twin(s.store, name) for name in twins.code_names(s.a)):
         return None
-    sentence = s.facts[0].get("evidence") or ""
-    other = coordination.other_alternative(s.answer_terms, sentence)
+    other = coordination.other_alternative(s.answer_terms, s.statement)
     if other is None:
         return None
     ok = not other or bool(other & key_terms(s.q))
     return ok, "" if ok else ("its statement offers a choice and the answer gives only one side: "
-                              f"{plain(sentence)[:80]!r}")
+                              f"{plain(s.statement)[:80]!r}")
 
 
 def names_one_conjunct(s: Subject) -> Result:
@@ -418,7 +422,7 @@ def names_one_conjunct(s: Subject) -> Result:
     the question names the other or asks by position ("el tercer nivel") (coordination.py)."""
     if not s.facts or coordination.ORDINAL.search(s.q):
         return None
-    other = coordination.other_conjunct(s.a, s.facts[0].get("evidence") or "")
+    other = coordination.other_conjunct(s.a, s.statement)
     if other is None:
         return None
     code = re.search(r"[=_./()]", other)  # a code name is named as written: "data=", not "form data"
@@ -433,7 +437,7 @@ def asks_the_class(s: Subject) -> Result:
     three such items read on the public KBs were wrong."""
     if not s.facts:
         return None
-    got = coordination.example_asked(s.q, s.a, s.facts[0].get("evidence") or "")
+    got = coordination.example_asked(s.q, s.a, s.statement)
     if got is None:
         return None
     example, cls = got
