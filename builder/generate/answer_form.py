@@ -193,12 +193,12 @@ def fits_question(question: str, answer: str) -> tuple[bool, str]:
 # Scripts written without spaces between words (Han, kana, hangul from text/language.py, the
 # rest of the CJK blocks, Thai, Lao, Myanmar, Khmer, halfwidth kana): there every answer sits
 # inside a run of letters, so being inside one means nothing.
-_UNSPACED = re.compile(f"[{HAN}{KANA}{HANGUL}\u2e80-\u33ff\u0e00-\u0eff\u1000-\u109f"
+UNSPACED = re.compile(f"[{HAN}{KANA}{HANGUL}\u2e80-\u33ff\u0e00-\u0eff\u1000-\u109f"
                        f"\u1780-\u17ff\uff66-\uff9f]")
 
 
 def _in_word(char: str) -> bool:
-    return char.isalnum() and not _UNSPACED.match(char)
+    return char.isalnum() and not UNSPACED.match(char)
 
 
 def cut_inside_word(answer: str, evidence: str) -> str | None:

@@ -182,6 +182,26 @@ def extract_statements_counted(chunk: dict) -> tuple[list[dict], int]:
     return rows, dropped
 
 
+def list_around(text: str, offset: int) -> tuple[list[tuple[int, int]], int] | None:
+    """The items of the list that holds `offset` in `text` (each item's span without its
+    marker, as `extract_statements` reads them) and the index of the one holding it; None when
+    `offset` is in no list item. A list is a run of items with no prose, table or heading
+    between them."""
+    run: list[tuple[int, int]] = []
+    found = None
+    for kind, spans in _blocks(text) + [("end", [])]:
+        if kind == "item":
+            start, end = spans[0]
+            if start <= offset < end:
+                found = len(run)
+            run.append((start, end))
+            continue
+        if found is not None:
+            return run, found
+        run = []
+    return None
+
+
 def _lead_in(paragraph: str) -> str | None:
     """The last sentence of a paragraph that ends with ":" -- the lead-in of the list after it
     ("Your line manager will normally approve requests of:") -- or None."""

@@ -91,6 +91,27 @@ def key_terms(text: str) -> set[str]:
     return {stem(t) for t in tokens(text) if t not in STOPWORDS}
 
 
+NEAR_PREFIX = 5   # two terms sharing their first five letters are forms of one word,
+NEAR_WHOLE = 4    # as is a term of four letters or more that starts the other
+
+
+def near(term: str, terms: set[str]) -> bool:
+    """`term` is in `terms`, or is a form of one of them by a shared start: "clos"/"close",
+    "enroll"/"enrollment", "esperar"/"espera", "plan"/"planificación" -- forms the crude `stem`
+    leaves apart. "three" is not "threshold", nor "bocal" "bóveda"."""
+    if term in terms:
+        return True
+    for other in terms:
+        n = 0
+        for a, b in zip(term, other):
+            if a != b:
+                break
+            n += 1
+        if n >= NEAR_PREFIX or n >= NEAR_WHOLE and n == min(len(term), len(other)):
+            return True
+    return False
+
+
 def jaccard(a: set, b: set) -> float:
     if not a and not b:
         return 0.0
