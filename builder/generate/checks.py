@@ -472,9 +472,10 @@ def question_from_passage(s: Subject) -> Result:
     say: "What is the threshold that must be exceeded before you can legally avoid making us
     aware ...?" for "you don't have to make us aware until after 15 weeks before your due
     date"; "¿Cuánto tiempo debes esperar para recibir un reembolso ...?" for "si necesitas un
-    reembolso después de 7 días". Read on the three public KBs (bench/quality/labels): the
-    8 labelled items with four or more such terms were all wrong; at three, 7 of 23 were right
-    (paraphrases such as "function or method call"), so three stay allowed. The frame words
+    reembolso después de 7 días". Read on the three public KBs (bench/quality/labels): of the
+    verified single-hop items we labelled, the 6 with four or more such terms were all wrong;
+    at three, 4 of 14 were right (paraphrases such as "function or method call"), so three
+    stay allowed. The frame words
     ("name", "maximum amount") are not counted: "What is the name of the software component
     that must be installed to enable brotli ...?" for "If `brotlipy` is installed" is a fair
     paraphrase."""
