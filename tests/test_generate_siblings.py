@@ -8,7 +8,7 @@ import pytest
 
 from builder.generate import siblings
 from builder.generate.checks import Subject, code_checks, names_its_item, question_from_passage
-from builder.generate.statements import list_around
+from builder.generate.statements import list_around, list_context
 from builder.generate.terms import near
 from builder.store.documents import chunks_by_id
 
@@ -36,6 +36,17 @@ TIMEOUTS = """HTTPX has four timeouts:
   If HTTPX is unable to acquire a connection within this time frame, a `PoolTimeout` exception is raised.
 """
 
+ENCODINGS = """## Using auto-detection
+
+To use auto-detection you need to set the `default_encoding` argument to a callable.
+
+There are two widely used Python packages which both handle this functionality:
+
+* [`chardet`](https://chardet.readthedocs.io/) - This is a well established package,
+  and is a port of the auto-detection code in Mozilla.
+* [`charset-normalizer`](https://charset-normalizer.readthedocs.io/) - A newer package, with a different approach.
+"""
+
 RUBRIC = """## Level 5
 
 - **Scope**: owns a product area.
@@ -58,7 +69,12 @@ def _item_subject(question: str, answer: str, text: str, quote: str) -> Subject:
      PUBLISH, "`publish.css` para agregar CSS personalizado", False),
     ("What method streams the response content as text?", "Response.aiter_text()",
      STREAMING, "`Response.aiter_text()` - For streaming the response content as text.", False),
+    # the heading and the lead-in introduce every item: "auto-detection" tells none apart
+    ("Which Python package handles default encoding using auto-detection?", "chardet",
+     ENCODINGS, "This is a well established package,", False),
     # names what only its item says
+    ("Which Python package is newer and takes a different approach?", "charset-normalizer",
+     ENCODINGS, "A newer package, with a different approach.", True),
     ("¿Qué archivo agrega CSS personalizado a tu sitio?", "publish.css",
      PUBLISH, "`publish.css` para agregar CSS personalizado", True),
     ("¿Qué archivo establece el favicon?", "favicon-32x32.png",
@@ -97,6 +113,15 @@ def test_a_list_ends_where_prose_starts():
     items, at = list_around(text, text.index("beta"))
     assert [text[s:e] for s, e in items] == ["alpha one", "beta two"] and at == 1
     assert list_around(text, text.index("Between")) is None
+
+
+def test_the_heading_and_lead_in_introduce_every_item():
+    assert list_context(ENCODINGS, ENCODINGS.index("[`chardet`]")) == (
+        "Using auto-detection There are two widely used Python packages which both handle this "
+        "functionality:")
+    # a paragraph that does not end with ":" is no lead-in; a list under a heading alone
+    text = "## Steps\n\nSome words.\n\n- alpha one\n- beta two\n"
+    assert list_context(text, text.index("alpha")) == "Steps"
 
 
 def test_own_terms_are_what_no_sibling_says():

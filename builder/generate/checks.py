@@ -60,7 +60,7 @@ from builder.generate.absence import chunk_answering, off_domain
 from builder.generate.limits import limits
 from builder.generate.roundtrip import polarity
 from builder.generate.spans import locate_span
-from builder.generate.statements import plain
+from builder.generate.statements import plain, section_heading
 from builder.generate.terms import (
     STOPWORDS, answer_target, arithmetic_closure, dates, key_terms, near, numbers, stem, tokens,
     without_dates,
@@ -490,17 +490,6 @@ def question_from_passage(s: Subject) -> Result:
     ok = len(new) <= MAX_NEW_TERMS
     return ok, "" if ok else (f"the question brings in {len(new)} terms its passage never uses "
                               f"({', '.join(new[:5])}): it asks something the passage does not say")
-
-
-_HEADING_LINE = re.compile(r"^[ \t]{0,3}#{1,6}[ \t]+(.+?)[ \t#]*$", re.M)
-
-
-def section_heading(text: str, offset: int) -> str | None:
-    """The last Markdown heading above `offset` in `text` (None when there is none)."""
-    found = None
-    for m in _HEADING_LINE.finditer(text, 0, offset):
-        found = m.group(1)
-    return found
 
 
 def names_section(s: Subject) -> Result:

@@ -182,6 +182,17 @@ def extract_statements_counted(chunk: dict) -> tuple[list[dict], int]:
     return rows, dropped
 
 
+_HEADING_LINE = re.compile(r"^[ \t]{0,3}#{1,6}[ \t]+(.+?)[ \t#]*$", re.M)
+
+
+def section_heading(text: str, offset: int) -> str | None:
+    """The last Markdown heading above `offset` in `text` (None when there is none)."""
+    found = None
+    for m in _HEADING_LINE.finditer(text, 0, offset):
+        found = m.group(1)
+    return found
+
+
 def list_around(text: str, offset: int) -> tuple[list[tuple[int, int]], int] | None:
     """The items of the list that holds `offset` in `text` (each item's span without its
     marker, as `extract_statements` reads them) and the index of the one holding it; None when
@@ -200,6 +211,16 @@ def list_around(text: str, offset: int) -> tuple[list[tuple[int, int]], int] | N
             return run, found
         run = []
     return None
+
+
+def list_context(text: str, first_item: int) -> str:
+    """What introduces the list whose first item starts at `first_item`: the heading of its
+    section and the lead-in ending with ":" just above it ("There are two widely used Python
+    packages which both handle this functionality:"). Every item of the list shares it."""
+    line_start = text.rfind("\n", 0, first_item) + 1
+    paragraph = text[:line_start].rstrip().rsplit("\n\n", 1)[-1]
+    lead = _lead_in(plain(paragraph)) if paragraph and not _HEADING_LINE.match(paragraph) else None
+    return " ".join(filter(None, (section_heading(text, first_item), lead)))
 
 
 def _lead_in(paragraph: str) -> str | None:
