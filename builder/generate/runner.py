@@ -44,11 +44,11 @@ from builder.generate.context import RunContext
 from builder.generate.material import (
     annotate, pick_all, stale_facts, superseded_chunks,
 )
-from builder.generate.statements import section_heading
 from builder.generate.models import GenerateOptions, GenerateSummary
 from builder.generate.plan import (
     chunk_budget, document_cap, select_chunks, steer_for_difficulty, type_targets,
 )
+from builder.generate.statements import section_heading
 from builder.generate.summary import build_summary
 from builder.generate.worth import assess, common_terms
 

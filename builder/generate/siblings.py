@@ -13,10 +13,10 @@ same list uses (exact terms; "connect" stays its own next to a sibling's "connec
 the section heading and the lead-in that introduce the list: they describe every item. Under
 "## Using auto-detection" and "There are two widely used Python packages which both handle
 this functionality:", "Which Python package handles default encoding using auto-detection?"
-fits `chardet` and `charset-normalizer` alike. The
-question hits one when it holds the term or a form of it (`terms.near`: "closing" for
-"close"; "personalizar" is not "CSS"). Labelled entries ("**Scope**: ...") are left to the label
-checks (`names_label`, `names_section`): their label is what a question names.
+fits `chardet` and `charset-normalizer` alike. The question hits one when it holds the term
+or a form of it (`terms.near`: "closing" for "close"; "personalizar" is not "CSS"). Labelled
+entries ("**Scope**: ...") are left to the label checks (`names_label`, `names_section`):
+their label is what a question names.
 
 Read on the three public KBs of issue 12 (bench/quality/labels): of the labelled single-hop
 items cut from lists of two or more, this rejects 13, all labelled wrong (publish.css,
@@ -29,6 +29,7 @@ from __future__ import annotations
 from builder.generate.statements import list_around, list_context, plain
 from builder.generate.terms import key_terms, near
 from builder.generate.worth import LABELLED
+
 
 def own_terms(text: str, start: int) -> tuple[set[str], str] | None:
     """The terms of the list item at `start` of `text` that none of its siblings uses, nor the
