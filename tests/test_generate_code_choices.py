@@ -350,6 +350,25 @@ def test_a_value_question_must_name_a_subject_of_its_fact(tmp_path):
     assert "names_subject" not in _checks(store, cand, [fact])
 
 
+def test_one_of_two_values_of_one_unit_must_name_its_subject(tmp_path):
+    # "5 MB" for Estándar and "200 MB" for Plus: "hasta 5 MB" is not the first value phrase
+    # alone, yet it is one of two answers unless the question names the plan
+    store = build_kb(tmp_path / "g.db", TABLE_KB)
+    cand, facts = _cell_candidate(store, "¿Cuál es el límite de tamaño de archivos que se pueden sincronizar?")
+    fact = dict(facts[0], text="El plan Estándar permite sincronizar archivos de hasta 5 MB, mientras "
+                "que el plan Plus soporta archivos de hasta 200 MB.", entities=["Estándar", "MB", "Plus"],
+                cell=None)
+    cand["answer"] = "hasta 5 MB"
+    got = _checks(store, cand, [fact])["names_subject"]
+    assert got["passed"] is False and "Estándar" in got["reason"]
+    cand["question"] = "¿Cuál es el límite de tamaño de archivos del plan Estándar?"
+    assert _checks(store, cand, [fact])["names_subject"]["passed"] is True
+    # one value of its unit: nothing to tell apart, the first-value rule alone applies
+    fact["text"] = "El plan Estándar permite sincronizar archivos de hasta 5 MB."
+    cand["question"] = "¿Cuál es el límite de tamaño de archivos que se pueden sincronizar?"
+    assert "names_subject" not in _checks(store, cand, [fact])
+
+
 def _prose_candidate(store, statement, question, answer):
     cand, facts = _cell_candidate(store, question)
     fact = dict(facts[0], text=statement, evidence=statement, entities=[], cell=None)

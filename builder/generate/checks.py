@@ -262,17 +262,36 @@ def no_example_words(s: Subject) -> Result:
                         "base never mentions" if copied else "")
 
 
+_QUANTITY = re.compile(r"(\d+(?:[.,]\d+)?)\s?([A-Za-zÀ-ÿ]+|%)")
+
+
+def _one_of_values(fact: dict, answer: str) -> bool:
+    """The answer gives one of two or more quantities of one unit its statement states for
+    different things ("El plan Estándar permite ... hasta 5 MB, mientras que el plan Plus ...
+    hasta 200 MB" answered "hasta 5 MB")."""
+    mine = {m.group(2).casefold() for m in _QUANTITY.finditer(answer)}
+    if len(mine) != 1:
+        return False
+    unit = mine.pop()
+    values = {m.group(1) for m in _QUANTITY.finditer(fact.get("text") or "")
+              if m.group(2).casefold() == unit}
+    return len(values) >= 2
+
+
 def names_subject(s: Subject) -> Result:
     """Who a value question must name: the row of a table cell, or the entities of a prose fact
     whose value is the answer ("Express costs $18.95 ..." asked as "What is the shipping cost in
-    the US?" has two answers) -- except names found in a fifth of all chunks or more (the
-    business itself: "Northwind"). No check when the answer is not a value of the fact."""
+    the US?" has two answers), or that gives one of two values of one unit for different
+    things ("hasta 5 MB" of "El plan Estándar ... hasta 5 MB, mientras que el plan Plus ...
+    hasta 200 MB") -- except names found in a fifth of all chunks or more (the business itself:
+    "Northwind"). No check when the answer is not a value of the fact."""
     if not s.facts:
         return None
     fact = s.facts[0]
     if fact.get("cell"):
         subjects = [fact["cell"]["entity"]]
-    elif (target := answer_target(fact)) and target.strip() == s.a.strip():
+    elif (target := answer_target(fact)) and target.strip() == s.a.strip() or \
+            _one_of_values(fact, s.a):
         subjects = [e for e in fact.get("entities") or [] if phrase_share(s.store, e) < 0.2
                     and not key_terms(e) <= key_terms(s.a)]  # "MB" of "3 MB" is a unit
     else:
