@@ -63,7 +63,7 @@ from builder.generate.spans import locate_span
 from builder.generate.statements import plain, section_heading
 from builder.generate.terms import (
     STOPWORDS, answer_target, arithmetic_closure, dates, key_terms, near, numbers, stem, tokens,
-    without_dates,
+    values_by_unit, without_dates,
 )
 
 CONTEXT_PHRASES = re.compile(
@@ -262,20 +262,15 @@ def no_example_words(s: Subject) -> Result:
                         "base never mentions" if copied else "")
 
 
-_QUANTITY = re.compile(r"(\d+(?:[.,]\d+)?)\s?([A-Za-zÀ-ÿ]+|%)")
-
-
 def _one_of_values(fact: dict, answer: str) -> bool:
     """The answer gives one of two or more quantities of one unit its statement states for
     different things ("El plan Estándar permite ... hasta 5 MB, mientras que el plan Plus ...
     hasta 200 MB" answered "hasta 5 MB")."""
-    mine = {m.group(2).casefold() for m in _QUANTITY.finditer(answer)}
+    mine = values_by_unit(answer)
     if len(mine) != 1:
         return False
-    unit = mine.pop()
-    values = {m.group(1) for m in _QUANTITY.finditer(fact.get("text") or "")
-              if m.group(2).casefold() == unit}
-    return len(values) >= 2
+    (unit,) = mine
+    return len(values_by_unit(fact.get("text") or "").get(unit, ())) >= 2
 
 
 def names_subject(s: Subject) -> Result:
@@ -494,10 +489,9 @@ def question_from_passage(s: Subject) -> Result:
     reembolso después de 7 días". Read on the three public KBs (bench/quality/labels): of the
     verified single-hop items we labelled, the 6 with four or more such terms were all wrong;
     at three, 4 of 14 were right (paraphrases such as "function or method call"), so three
-    stay allowed. The frame words
-    ("name", "maximum amount") are not counted: "What is the name of the software component
-    that must be installed to enable brotli ...?" for "If `brotlipy` is installed" is a fair
-    paraphrase."""
+    stay allowed. The frame words ("name", "maximum amount") are not counted: "What is the name
+    of the software component that must be installed to enable brotli ...?" for "If `brotlipy`
+    is installed" is a fair paraphrase."""
     cited = [s.chunks[c] for c in _cited(s) if c in s.chunks]
     if not cited or answer_form.UNSPACED.search(s.q):
         return None  # written without spaces, its terms are character pairs: the frame would count

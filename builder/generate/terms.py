@@ -7,6 +7,7 @@ text is split into words; runs of CJK characters are split into overlapping char
 
 from __future__ import annotations
 
+import os
 import re
 from decimal import Decimal, InvalidOperation
 from itertools import combinations
@@ -102,11 +103,7 @@ def near(term: str, terms: set[str]) -> bool:
     if term in terms:
         return True
     for other in terms:
-        n = 0
-        for a, b in zip(term, other):
-            if a != b:
-                break
-            n += 1
+        n = len(os.path.commonprefix((term, other)))
         if n >= NEAR_PREFIX or n >= NEAR_WHOLE and n == min(len(term), len(other)):
             return True
     return False
@@ -238,18 +235,22 @@ _VALUE_UNIT = re.compile(
     rf"([$€£¥])?\s?(\d[\d,]*(?:\.\d+)?)\s?(%|[A-Za-z]+|[{_CJK}])?", re.UNICODE)
 
 
-def value_units(text: str) -> set[str]:
-    """Units that numbers in `text` carry: a currency sign, '%', or the (stemmed) word or CJK
-    character right after the number ("5 days" -> "day", "$12" -> "$")."""
-    units = set()
+def values_by_unit(text: str) -> dict[str, set[str]]:
+    """The numbers in `text` by the unit they carry: a currency sign, '%', or the (stemmed) word
+    or CJK character right after the number ("5 MB ... 200 MB" -> {"mb": {"5", "200"}})."""
+    found: dict[str, set[str]] = {}
     for m in _VALUE_UNIT.finditer(without_dates(text)):
-        if m.group(1):
-            units.add(m.group(1))
-        elif m.group(3):
-            unit = m.group(3).lower()
-            if unit not in STOPWORDS:
-                units.add(stem(unit) if unit.isascii() else unit)
-    return units
+        unit = m.group(1)
+        if not unit and m.group(3) and (word := m.group(3).lower()) not in STOPWORDS:
+            unit = stem(word) if word.isascii() else word
+        if unit:
+            found.setdefault(unit, set()).add(m.group(2))
+    return found
+
+
+def value_units(text: str) -> set[str]:
+    """Units that numbers in `text` carry ("5 days" -> "day", "$12" -> "$")."""
+    return set(values_by_unit(text))
 
 
 def word_before_value(text: str) -> str | None:
