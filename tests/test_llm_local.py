@@ -231,6 +231,15 @@ def test_kill_9_of_golden_takes_the_server_down(smollm2_path):
     assert _gone(server)
 
 
+def _as_in_a_terminal() -> None:
+    """preexec_fn: give the child SIGINT's default action, as a shell in a terminal does.
+
+    A job started with `&` by a non-interactive shell (a CI script) inherits SIGINT ignored,
+    and Python then leaves it ignored: golden rightly would not see Ctrl-C at all, and this
+    test would wait out its timeout instead of testing the Ctrl-C path.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
 
 @pytest.mark.integration
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
@@ -242,7 +251,7 @@ def test_ctrl_c_and_sigterm_stop_the_server(tmp_path, smollm2_path, sig):
             " progress=lambda m: None) as llm:\n"
             "    print(llm.local_server.pid, flush=True)\n    time.sleep(120)\n")
     golden = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True)
+                              stderr=subprocess.PIPE, text=True, preexec_fn=_as_in_a_terminal)
     server = int(golden.stdout.readline())
     golden.send_signal(sig)
     assert golden.wait(timeout=60) != 0
