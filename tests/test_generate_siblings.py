@@ -152,14 +152,30 @@ DUE = "Legally, you don't have to make us aware until after 15 weeks before your
     ("What is the threshold that must be exceeded before you can legally avoid making us aware?", False),
     # the passage's own words, or forms of them, and the title
     ("When do you legally have to make us aware of your maternity leave?", True),
-    # three new terms are a paraphrase, and frame words ("name", "maximum number") do not count
+    # two new terms are a paraphrase, and frame words ("name", "maximum number") do not count
     ("What is the maximum number of weeks before the due date you must inform the company?", True),
+    # three are not
+    ("What is the maximum number of weeks before the due date you must inform the company "
+     "in writing?", False),
 ])
 def test_a_question_brings_in_few_terms_its_passage_never_uses(question, ok):
     got = question_from_passage(_passage_subject(question, DUE))
     assert got[0] is ok
     if not ok:
-        assert "threshold" in got[1] and "never uses" in got[1]
+        assert "never uses" in got[1]
+
+
+ASYNC = "To make asynchronous requests, you'll need an `AsyncClient`. Closing: `Response.aclose()`."
+
+
+@pytest.mark.parametrize("question,ok", [
+    ("What library software or tool do you need to make asynchronous requests?", False),
+    # our own hint for a code answer ("a function or method call") is frame, not content
+    ("What function or method call is used to close an async response stream?", True),
+])
+def test_the_code_hint_is_frame_and_other_new_terms_count(question, ok):
+    got = question_from_passage(_passage_subject(question, ASYNC))
+    assert got[0] is ok
 
 
 def test_unspaced_scripts_are_not_counted():

@@ -220,6 +220,9 @@ def answer_kind(w: Worth) -> str:
             "name": "a name"}.get(w.kind, "a short phrase")
 
 
+CALL_KIND = "a function or method call"
+
+
 def _code_kind(name: str) -> str:
     """What a code span names, from its shape alone -- only where the shape is unambiguous:
     a hint the writer cannot trust ("a parameter" for a logger's name) ends up in the question
@@ -228,7 +231,7 @@ def _code_kind(name: str) -> str:
     if plain.startswith("-"):
         return "a command-line option"
     if plain.endswith(")"):
-        return "a function or method call"
+        return CALL_KIND
     return "a name written in code"
 
 
