@@ -342,3 +342,35 @@ def test_custom_id_may_move_between_files_in_one_run(capsys, tmp_path):
     assert code == 0, err
     with Store(db) as store:
         assert get_chunks(store, ["moving"])[0]["document_id"] == "b.jsonl"
+
+
+OPTIONS_ES = """# Sync sin interfaz gráfica
+
+Puedes sincronizar una bóveda desde la línea de comandos, sin abrir la aplicación. Es útil en un
+servidor: el proceso se queda en segundo plano y sube los cambios de la carpeta de la bóveda.
+
+## Opciones
+
+| Opción | Valor |
+|---|---|
+| `--path` | `./vault` |
+| `--mode` | `merge` o `conflict` |
+| `--device-name` | `server-1` |
+"""
+
+
+def test_a_chunk_too_terse_to_show_a_language_takes_its_documents(capsys, tmp_path):
+    # an options table has too few function words to tell its language: detected alone it
+    # would be the default "en", and English questions written from it would pass the
+    # language check on a Spanish knowledge base
+    (tmp_path / "kb").mkdir()
+    (tmp_path / "kb" / "sync.md").write_text(OPTIONS_ES, encoding="utf-8")
+    db = tmp_path / "g.db"
+    code, _, err = run(capsys, db, "ingest", str(tmp_path / "kb"), "--chunk-tokens", "60",
+                         "--overlap", "0")
+    assert code == 0, err
+    with Store(db) as store:
+        chunks = list_chunks(store)
+        assert len(chunks) >= 2 and any("--path" in c["text"] and "Puedes" not in c["text"]
+                                         for c in chunks)
+        assert {c["language"] for c in chunks} == {"es"}
