@@ -47,7 +47,6 @@ from builder.ingest.extract import extract
 from builder.ingest.loaders import FORMATS, LoadedDocument, load_file
 from builder.ingest.tokens import encoding
 from builder.store import Store
-from builder.text.language import DEFAULT as DEFAULT_LANGUAGE
 from builder.text.language import detect_language
 from builder.store.documents import (
     chunk_owners, delete_document, document_index, save_document,
@@ -333,14 +332,6 @@ def _title(doc: LoadedDocument, blocks) -> str:
     return h1 or (headings[0].heading if headings else Path(doc.id).stem)
 
 
-def _chunk_language(text: str, doc_language: str) -> str:
-    """A chunk's language: its own when its words show one, else its document's. A table of
-    command-line options in a Spanish page has too few function words to tell, and the
-    default "en" there let English questions pass the language check on the Spanish help."""
-    own = detect_language(text)
-    return doc_language if own == DEFAULT_LANGUAGE else own
-
-
 def _build(doc: LoadedDocument, chunk_tokens: int, overlap: int,
            signature: str) -> tuple[dict, list[dict]]:
     """The documents row and chunk rows of one document (chunking happens here)."""
@@ -368,7 +359,7 @@ def _build(doc: LoadedDocument, chunk_tokens: int, overlap: int,
             "id": chunk_id, "seq": seq, "text": piece.text, "title": title,
             "heading_path": piece.heading_path, "char_start": piece.char_start,
             "char_end": piece.char_end, "n_tokens": piece.n_tokens,
-            "language": _chunk_language(piece.text, doc_language),
+            "language": detect_language(piece.text, default=doc_language),
             "metadata": {"pages": pages_of(doc.pages, piece.char_start, piece.char_end)}
             if doc.pages else None,
         })

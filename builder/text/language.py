@@ -82,8 +82,9 @@ LANGUAGE_NAMES = {
 }
 
 
-def detect_language(text: str) -> str:
-    """The ISO 639-1 code of `text`'s language by the rule of the module doc ("en" when unsure)."""
+def detect_language(text: str, default: str = DEFAULT) -> str:
+    """The ISO 639-1 code of `text`'s language by the rule of the module doc, `default` when
+    unsure (ingest passes a chunk its document's language: an options table shows none)."""
     if len(text) > 2 * _SAMPLE:
         mid = len(text) // 2
         text = text[:_SAMPLE] + text[mid:mid + _SAMPLE]
@@ -94,10 +95,10 @@ def detect_language(text: str) -> str:
             if hangul * 2 > cjk:
                 return "ko"
             return "ja" if kana >= KANA_SHARE * (han + kana) else "zh"
-    return _latin_language(text)
+    return _latin_language(text, default)
 
 
-def _latin_language(text: str) -> str:
+def _latin_language(text: str, default: str) -> str:
     lowered = text[:_PROFILE_CHARS].lower()
     scores: Counter = Counter()
     languages_of = _LANGUAGES_OF.get
@@ -110,7 +111,7 @@ def _latin_language(text: str) -> str:
                 scores[lang] += lowered.count(letter)
     ranked = scores.most_common(2)
     if not ranked or ranked[0][1] < MIN_SCORE or (len(ranked) > 1 and ranked[1][1] == ranked[0][1]):
-        return DEFAULT
+        return default
     return ranked[0][0]
 
 
