@@ -43,6 +43,26 @@ def test_short_or_ambiguous_text_is_english(text):
     assert detect_language(text) == "en"
 
 
+@pytest.mark.parametrize("language, text", [
+    # log lines full of hex addresses: 0x1f1e8e0 once read as the Portuguese words "f e e"
+    ("en", "Enable debug logging to see each connection:\n\n```\nDEBUG connect_tcp.complete "
+           "return_value=<SyncStream object at 0x101f1e8e0> a 0x1020f49a0 e 0x10ae0d0a0\n```\n"),
+    # a config snippet's `as`, `a`, `o` are not Portuguese prose around it
+    ("es", "### Caddy\n\n```plain\nhandle /notas* {\n  import a as o\n  rewrite * /serve a o\n}\n"
+           "```\n\nEste extracto de configuración redirige el sitio a la bóveda publicada."),
+    ("es", "Consulta `a o as e` en la documentación para un ejemplo completo."),
+])
+def test_code_and_numbers_do_not_vote(language, text):
+    assert detect_language(text) == language
+
+
+def test_a_yes_no_table_under_an_english_sentence_is_english():
+    # "a", "as" and the table's "No" are Portuguese words too; they are English ones as well
+    text = ("# Tester\n\nRole also known as quality engineer, requires a deep level of skill.\n\n"
+            "| Level | Senior |\n| :---: | :---: |\n| 1 | No |\n| 2 | No |\n| 3 | No |\n")
+    assert detect_language(text) == "en"
+
+
 def test_mixed_scripts_and_long_texts():
     assert detect_language("Gold membership的价格是多少？") == "zh"  # CJK is a fifth of the letters
     assert detect_language("The Gold plan (金卡) costs $49 per year.") == "en"

@@ -13,7 +13,10 @@ deterministic rule, not a statistical classifier:
 2. Latin script: a stopword profile. Each word that is a frequent function word of English,
    Spanish, French, German, Portuguese, Italian or Dutch (`PROFILES`) scores for every language
    listing it; a few letters only one of them uses (ñ ¿ ¡, ã õ, ß ä ö ü) score too. The best
-   language wins when it scores at least `MIN_SCORE` and strictly more than any other.
+   language wins when it scores at least `MIN_SCORE` and strictly more than any other. Code
+   (fenced blocks, inline spans) and words with digits do not vote: a hex address such as
+   0x1f1e8e0 reads as the Portuguese words "f e e", and `as`, `a`, `o` of a config snippet as
+   Portuguese too, which made two httpx chunks and two Spanish ones "pt".
 3. Anything else -- no letters, a short or ambiguous text ("de", a product name), another
    script -- is "en", the default.
 
@@ -45,8 +48,8 @@ _LETTER = re.compile(r"[^\W\d_]")
 # Frequent function words and question words of each language. Data, not prose: a word shared
 # by several languages scores for each of them, so only the distinctive ones decide.
 PROFILES: dict[str, frozenset[str]] = {lang: frozenset(words.split()) for lang, words in {
-    "en": """the and of to in is are was were for with on that this it be by as at from or an
-        you your can will not have has what which how when where does do did if within after
+    "en": """the a and of to in is are was were for with on that this it be by as at from or an
+        you your can will not no have has what which how when where does do did if within after
         before there their they we our""",
     "es": """el la los las de del y en que es son un una por para con se al lo su sus como más
         pero está están qué cuál cuáles cuánto cuánta cuántos cuántas cuándo dónde cómo puedo
@@ -71,6 +74,8 @@ for _lang, _words in PROFILES.items():
 _LETTER_HINTS = {"ñ": "es", "¿": "es", "¡": "es", "ã": "pt", "õ": "pt", "ß": "de", "ä": "de",
                  "ö": "de", "ü": "de"}
 _PROFILE_CHARS = 600  # ~100 words, ~40 of them function words: enough, and ingest stays fast
+_CODE = re.compile(r"```.*?(?:```|\Z)|`[^`\n]*`", re.S)  # an unclosed fence runs to the end
+_DIGIT = re.compile(r"\d")
 _NOT_LETTERS = str.maketrans({c: " " for c in string.punctuation + string.digits
                               + "¿¡«»“”‘’„—–…·•"})
 
@@ -99,10 +104,11 @@ def detect_language(text: str, default: str = DEFAULT) -> str:
 
 
 def _latin_language(text: str, default: str) -> str:
-    lowered = text[:_PROFILE_CHARS].lower()
+    lowered = _CODE.sub(" ", text)[:_PROFILE_CHARS].lower()
+    prose = " ".join(word for word in lowered.split() if not _DIGIT.search(word))
     scores: Counter = Counter()
     languages_of = _LANGUAGES_OF.get
-    for word in lowered.translate(_NOT_LETTERS).split():  # C-speed; ingest calls this per chunk
+    for word in prose.translate(_NOT_LETTERS).split():  # C-speed; ingest calls this per chunk
         for lang in languages_of(word, ()):
             scores[lang] += 1
     if not lowered.isascii():
