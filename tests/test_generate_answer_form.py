@@ -93,6 +93,28 @@ def test_questions_that_point_at_a_document_are_not_standalone():
     assert af.standalone("How much do you have to pay for shipping?")[0]
 
 
+@pytest.mark.parametrize("question", [
+    "¿Qué es importante sobre CloudFlare?",               # passed the verifier, Obsidian's help
+    "Can you tell me about the stream_id response extension in HTTP/2?",   # and on httpx's docs
+    "What should I know about parental leave?",
+    "¿Qué debo saber sobre la sincronización?",
+    "Was ist wichtig bei der Rückgabe?",
+])
+def test_a_question_that_asks_for_nothing_in_particular_is_rejected(question):
+    ok, why = af.standalone(question)
+    assert not ok and why.startswith("asks for nothing in particular")
+
+
+@pytest.mark.parametrize("question", [
+    "What is important to bring to the first day?",        # asks for a thing to bring
+    "What do I need to know before I can book leave?",
+    "Which provider is officially supported for custom domains?",
+    "¿Qué proveedor es el único oficialmente soportado?",
+])
+def test_a_specific_question_near_those_words_is_not(question):
+    assert af.standalone(question)[0]
+
+
 def test_two_questions_joined_are_not_one():
     assert not af.one_question("What are some common transport configurations for the Client, "
                                "and how do they affect the application?")[0]

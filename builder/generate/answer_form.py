@@ -24,7 +24,8 @@ The failure classes these catch were read on public knowledge bases (issue 12):
 - `standalone` -- the question must not point at a document ("this section", "the text
   above", "esta página"): a user of the RAG system never sees one; nor ask what the asker did
   or sees ("What command did you run ...?", "Do you have any specific questions about ...?"),
-  which no document says.
+  which no document says; nor ask for nothing in particular ("¿Qué es importante sobre
+  CloudFlare?", "Can you tell me about ...?"): any sentence about the subject answers it.
 - `one_question` -- not two questions joined ("What are some transport configurations, and how
   do they affect the application?"): a reference answers one.
 - `not_an_example` -- a question equal or near-equal (token Jaccard >= 0.7) to a question of
@@ -303,6 +304,29 @@ _ASKERS_OWN = re.compile(
     r"\b(hiciste|ejecutaste|usaste|viste|has (visto|hecho|ejecutado|usado))\b|\best[áa]s viendo\b", re.I)
 
 
+# A question that asks for nothing in particular: any sentence about its subject answers it, so
+# no one reference can ("¿Qué es importante sobre CloudFlare?", "Can you tell me about the
+# stream_id extension?", both passed the verifier on the public KBs).
+_OPEN_ASK = re.compile(
+    r"\bwhat('s| is| are) (most |particularly )?(important|notable|noteworthy|significant|special|"
+    r"interesting|key|worth knowing) (to know )?(about|regarding|concerning)\b|"
+    r"\bwhat (should|do|does|must|would) (i|you|we|one|users?) (need to |have to )?know about\b|"
+    r"\b(can|could|would) you (tell|explain to) (me|us) (about|more)\b|\btell (me|us) (about|more)\b|"
+    r"\bwhat (is|are|was|were) (said|mentioned|stated|noted|written) (about|regarding)\b|"
+    r"\bqu[eé] (es|son) (lo )?(m[aá]s )?(importante|relevante|destacable|notable|interesante) "
+    r"(sobre|de|acerca de|respecto a)\b|"
+    r"\bqu[eé] (debo|debes|debe|hay que|se debe|necesito|necesitas) saber (sobre|de|acerca)\b|"
+    r"\bqu[eé] se dice (sobre|de|acerca)\b|\bh[aá]blame (de|sobre)\b|"
+    r"\b(puedes|podr[ií]as|puede) (decirme|contarme|explicarme) (sobre|acerca|algo)\b|"
+    r"\bqu'est-ce qui est (important|notable|int[eé]ressant)\b|"
+    r"\bque (faut-il|dois-je|doit-on) savoir (sur|de|à propos)\b|\bparle[sz]?-moi de\b|"
+    r"\bwas ist (wichtig|bemerkenswert|besonders) (an|bei|über)\b|"
+    r"\bwas (sollte|muss) (ich|man) über\b|"
+    r"\bo que [eé] (importante|relevante) (sobre|em|no|na)\b|"
+    r"\bo que (devo|preciso) saber (sobre|de)\b|"
+    r"\bcosa [eè] (importante|rilevante) (su|di|in)\b|\bcosa (devo|bisogna) sapere su\b", re.I)
+
+
 # A second question joined to the first: "What are some common transport configurations, and
 # how do they affect the application?" has no one reference answer.
 _SECOND_QUESTION = re.compile(
@@ -320,11 +344,14 @@ def one_question(question: str) -> tuple[bool, str]:
 
 def standalone(question: str) -> tuple[bool, str]:
     """A question a user asks the RAG system about the knowledge base: it does not point at a
-    document (`_DEICTIC`), nor ask what the asker did or sees, which no document says."""
+    document (`_DEICTIC`), nor ask what the asker did or sees, which no document says, nor ask
+    for nothing in particular (`_OPEN_ASK`), which no one reference answers."""
     if m := _DEICTIC.search(question):
         return False, f"points at a document: {m.group(0)!r}"
     if m := _ASKERS_OWN.search(question):
         return False, f"asks what the asker did or sees: {m.group(0)!r}"
+    if m := _OPEN_ASK.search(question):
+        return False, f"asks for nothing in particular: {m.group(0)!r}"
     return True, ""
 
 
