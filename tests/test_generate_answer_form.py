@@ -167,6 +167,16 @@ def test_an_obsidian_block_id_is_not_part_of_a_statement_or_an_answer():
     worth = assess({"text": "Oceanía: Sídney, Australia",
                     "evidence": "**Oceanía**: Sídney, Australia ^sync-geo-regions"})
     assert worth.answer == "Sídney, Australia"
+    # on a line of its own under a quote, as Obsidian's help writes it
+    assert plain("**Oceanía**: Sídney, Australia\n^sync-geo-regions") == "Oceanía: Sídney, Australia"
+    worth = assess({"text": "Oceanía: Sídney, Australia",
+                    "evidence": "**Oceanía**: Sídney, Australia\n^sync-geo-regions"})
+    assert worth.answer == "Sídney, Australia"
+    # an answer that copied it anyway is rejected
+    ok, why = af.fits_question("¿En qué lugar de Oceanía se alojan los servidores de Obsidian Sync?",
+                               "Sídney, Australia ^sync-geo-regions")
+    assert not ok and "^sync-geo-regions" in why
+    assert af.fits_question("¿Dónde se alojan?", "Sídney, Australia")[0]
 
 
 @pytest.mark.parametrize("answer,evidence,inside", [

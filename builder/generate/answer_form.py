@@ -15,7 +15,8 @@ The failure classes these catch were read on public knowledge bases (issue 12):
   (and only it); and never a fragment of one character ("D:\\" cut out of "D:\\ or any other
   drive"), a placeholder ("xx") or a template with a part left out ("verify=<...>",
   "proxies=...": every such answer on the public KBs was labelled wrong), nor links alone
-  ("[[Gestionar sitios]]": a pointer, not an answer), nor an answer cut off on a word that
+  ("[[Gestionar sitios]]": a pointer, not an answer), nor an Obsidian block id ("Sídney,
+  Australia ^sync-geo-regions"), nor an answer cut off on a word that
   needs another ("at least £1,000 per") whatever the question; a question asking
   for a file gets a file name ("publish: true" is a property).
 - `who_is_someone` -- a "who" answered with where or with what something is done ("Who books
@@ -41,7 +42,7 @@ from __future__ import annotations
 import re
 
 from builder.text.language import HAN, HANGUL, KANA
-from builder.text.markdown import MD_LINK, WIKI_LINK
+from builder.text.markdown import BLOCK_ID, MD_LINK, WIKI_LINK
 
 from builder.generate.roundtrip import polarity
 from builder.generate.terms import dates, key_terms, numbers, tokens
@@ -157,6 +158,8 @@ def fits_question(question: str, answer: str) -> tuple[bool, str]:
         return False, f"the answer {answer.strip()!r} is a fragment, not a value or a name"
     if m := _CUT_END.search(answer.strip().rstrip(".")):
         return False, f"the answer is cut off: it ends on {m.group(1)!r}"
+    if m := BLOCK_ID.search(answer):
+        return False, f"the answer carries the block id {m.group(0).strip()!r}: markup, not content"
     if _ONLY_LINKS.fullmatch(answer.strip()):
         return False, "the answer only points at other pages (links), it states nothing"
     if _ASKS_FILE.search(question) and not _FILE_NAME.search(answer):
