@@ -395,6 +395,29 @@ async def test_stage_and_role_overrides_pick_the_model(store):
     assert client.model_for("judge") == "gpt-4o" and client.model_for("generator") == "gpt-4o-mini"
 
 
+async def test_a_prompt_caps_its_own_reply_below_the_global_default(store):
+    """A short-reply stage (`max_tokens:` in its header) asks for that much, and twice that once
+    when cut off: a runaway reply ends long before the global 1024 tokens."""
+    from builder.llm.settings import CallParams
+
+    short = parse_prompt("name: facts\nversion: 3\nmax_tokens: 64\n--- system\nExtract facts.\n"
+                         "--- user\n{{chunk}}\n", "facts.prompt")
+    endpoint = Endpoint(ok('{"facts": ["C:\\\\"}llll', finish="length"))
+    client = make_client(store, endpoint)
+    result = await client.structured(short, {"chunk": "Paris"}, Facts)
+    assert result.status == "truncated"
+    assert [r["max_tokens"] for r in endpoint.requests] == [64, 128]
+    # a setting for the stage or its role in golden.toml still wins; the global default does not
+    for city, overrides in (("Rome", {"stages": {"facts": CallParams(max_tokens=500)}}),
+                            ("Bern", {"roles": {"generator": CallParams(max_tokens=500)}})):
+        endpoint = Endpoint(ok(GOOD))
+        await make_client(store, endpoint, **overrides).structured(short, {"chunk": city}, Facts)
+        assert endpoint.requests[0]["max_tokens"] == 500
+    endpoint = Endpoint(ok(GOOD))
+    await make_client(store, endpoint, max_tokens=4096).structured(short, {"chunk": "Oslo"}, Facts)
+    assert endpoint.requests[0]["max_tokens"] == 64
+
+
 async def test_client_survives_several_event_loops(store):
     import asyncio
 

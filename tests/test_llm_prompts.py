@@ -34,6 +34,22 @@ Already asked:
 """
 
 
+def test_the_header_may_cap_the_reply_and_a_bad_cap_names_the_file():
+    text = "name: roundtrip\nversion: 2\n{cap}--- system\nAnswer.\n--- user\n{{{{question}}}}\n"
+    assert parse_prompt(text.format(cap="max_tokens: 256\n"), "r.prompt").max_tokens == 256
+    assert parse_prompt(text.format(cap=""), "r.prompt").max_tokens is None
+    for bad in ("lots", "0", "-5", "2.5"):
+        with pytest.raises(InputError, match="r.prompt.*max_tokens.*positive whole number"):
+            parse_prompt(text.format(cap=f"max_tokens: {bad}\n"), "r.prompt")
+
+
+def test_the_short_reply_stages_cap_their_replies():
+    # the round trip answers with a phrase and the question writer with one question: the
+    # longest of ~4,700 replies each was 55 and 38 tokens at the 99th percentile
+    assert load_prompt("roundtrip").max_tokens == 256
+    assert load_prompt("questions").max_tokens == 256
+
+
 def test_lists_are_framed_by_the_file_and_values_stay_data():
     prompt = parse_prompt(FRAMED, "framed.prompt")
     messages = prompt.render({

@@ -166,7 +166,7 @@ class OpenAIClient:
         if self._fatal is not None:
             raise self._fatal
         stage = stage or prompt.name
-        params = self.settings.params_for(role, stage)
+        params = self.settings.params_for(role, stage, prompt.max_tokens)
         model = self.model_for(role, stage)
         messages = prompt.render(dict(variables))
         call_params = {"temperature": params.temperature, "max_tokens": params.max_tokens}

@@ -4,7 +4,8 @@ beside them (`refusals.md`, `ambiguous.md`).
 File format (plain text, UTF-8)::
 
     name: roundtrip
-    version: 1
+    version: 2
+    max_tokens: 256
     --- system
     You answer a question using only the numbered passages ...
     --- user
@@ -13,6 +14,13 @@ File format (plain text, UTF-8)::
     <passage number="{{number}}">
     {{text}}
     </passage>
+
+The header names the prompt and its version, and may give `max_tokens`: the longest reply the
+stage needs. A short-reply stage says so because a runaway reply (the model opening a string
+with `"C:\"` and never closing it) otherwise runs to the global 1024 tokens, which a 1.5B model
+on one CPU thread takes longer to write than the 120 s timeout; every retry then queues behind
+the abandoned generation on the local server (measured: one call lost 12 minutes). Settings
+for the stage or its role in `golden.toml` override it; the global `--max-tokens` does not.
 
 Placeholders are `{{name}}`. Sections:
 
@@ -82,6 +90,7 @@ class Prompt:
     source: str
     examples: tuple[str, ...] = ()
     lists: dict[str, ListTemplate] = field(default_factory=dict)
+    max_tokens: int | None = None  # the longest reply the stage needs (header `max_tokens:`)
 
     def placeholders(self) -> set[str]:
         """The variables the messages use (a list variable counts once, by its name)."""
@@ -131,6 +140,10 @@ def parse_prompt(text: str, source: str) -> Prompt:
         meta[key.strip()] = value.strip()
     if "version" not in meta or "name" not in meta:
         raise InputError("prompt header needs 'name:' and 'version:' lines", path=source)
+    max_tokens = meta.get("max_tokens")
+    if max_tokens is not None and not (max_tokens.isdigit() and int(max_tokens) > 0):
+        raise InputError(f"max_tokens in the prompt header must be a positive whole number, "
+                         f"got {max_tokens!r}", path=source)
     parts = _SECTION.split(text)
     messages: list[list[str]] = []  # [role, text]
     examples: list[str] = []
@@ -151,7 +164,8 @@ def parse_prompt(text: str, source: str) -> Prompt:
         raise InputError("prompt has no '--- system' / '--- user' sections", path=source)
     return Prompt(name=meta["name"], version=meta["version"],
                   sections=tuple((role, body) for role, body in messages), source=source,
-                  examples=tuple(examples), lists=lists)
+                  examples=tuple(examples), lists=lists,
+                  max_tokens=int(max_tokens) if max_tokens else None)
 
 
 def bundled_prompts_dir() -> Path:

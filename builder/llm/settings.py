@@ -2,7 +2,8 @@
 
 Precedence: CLI > environment > golden.toml `[llm]` > defaults (`resolve_settings`). Per-call
 parameters (model, temperature, max_tokens) are then looked up most-specific first:
-`[llm.stages.<stage>]` > `[llm.roles.<role>]` (and `--judge-model` / `--verifier-model`) > `[llm]`.
+`[llm.stages.<stage>]` > `[llm.roles.<role>]` (and `--judge-model` / `--verifier-model`) > the
+prompt file's `max_tokens` (the longest reply its stage needs) > `[llm]`.
 
 The API key is a `SecretStr`: its value is only read where the SDK client is built, and the
 key is never written to the database, a log line or an error message.
@@ -125,11 +126,14 @@ class LLMSettings(BaseModel):
     config_path: str | None = None
     batch_dir: str | None = None  # `--batch DIR`: stage uncached requests there, send nothing
 
-    def params_for(self, role: str = "generator", stage: str | None = None) -> CallParams:
-        """Model, temperature and max_tokens for one call: stage > role > base settings."""
+    def params_for(self, role: str = "generator", stage: str | None = None,
+                   prompt_max_tokens: int | None = None) -> CallParams:
+        """Model, temperature and max_tokens for one call: stage > role > base settings, except
+        that the prompt's own reply cap (its header's `max_tokens`) comes before the base."""
         layers = [self.stages.get(stage) if stage else None, self.roles.get(role)]
         resolved: dict[str, Any] = {
-            "model": self.model, "temperature": self.temperature, "max_tokens": self.max_tokens,
+            "model": self.model, "temperature": self.temperature,
+            "max_tokens": prompt_max_tokens or self.max_tokens,
         }
         for name in resolved:
             for layer in layers:
