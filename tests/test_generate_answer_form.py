@@ -82,6 +82,10 @@ def test_questions_that_point_at_a_document_are_not_standalone():
     assert not af.standalone("¿Cuándo se sincroniza tu bóveda en las ubicaciones mencionadas?")[0]
     assert not af.standalone("When is the vault synced in the mentioned locations?")[0]
     assert af.standalone("¿Qué plan menciona el límite de 10 GB?")[0]
+    # a pair it never names (httpx's docs: "override the method and raise RuntimeError")
+    assert not af.standalone("What should you raise when only one of the two methods is supported?")[0]
+    assert not af.standalone("¿Qué describen los dos enfoques de sincronización?")[0]
+    assert af.standalone("What is the difference between Sync Standard and Sync Plus?")[0]
     # what the asker did or sees is in no document; what the asker must do is
     assert not af.standalone("What command did you run to set the SSL_CERT_DIR variable?")[0]
     assert not af.standalone("What is the error message you are seeing with an HTTPS proxy?")[0]

@@ -23,7 +23,8 @@ The failure classes these catch were read on public knowledge bases (issue 12):
   bank holidays?" -> "BreatheHR", from "... as annual leave in BreatheHR"), read from the word
   before the answer in its evidence.
 - `standalone` -- the question must not point at a document ("this section", "the text
-  above", "esta página"): a user of the RAG system never sees one; nor ask what the asker did
+  above", "esta página", "the two methods" it never names): a user of the RAG system never
+  sees one; nor ask what the asker did
   or sees ("What command did you run ...?", "Do you have any specific questions about ...?"),
   which no document says; nor ask for nothing in particular ("¿Qué es importante sobre
   CloudFlare?", "Can you tell me about ...?"): any sentence about the subject answers it.
@@ -94,6 +95,8 @@ _DEICTIC = re.compile(
     r"\b(ejemplo|sección|página|tabla|lista|párrafo|paso) anterior\b|\bnuestro ejemplo\b|"
     r"\bour (previous |earlier )?example\b|"
     r"\b(the )?(above[- ])?mentioned [a-z]+|"
+    # a pair the question never names: "when only one of the two methods is supported"
+    r"\bthe two [a-z]+s\b|\b(los|las) dos [a-záéíóúñ]+s\b|"
     r"\b[a-záéíóúñ]+ (mencionad|citad|indicad)[oa]s?( (arriba|antes|anteriormente))?\b|"
     r"\b[a-zàâçéèêëîïôûù]+ (mentionn|cit)ée?s? (ci-dessus|plus haut)\b|"
     r"\b(cette|ce) (page|section|guide|document|texte)\b|\ble texte\b|"
