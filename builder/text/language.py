@@ -76,7 +76,7 @@ _LETTER_HINTS = {"ñ": "es", "¿": "es", "¡": "es", "ã": "pt", "õ": "pt", "ß
 _PROFILE_CHARS = 600  # ~100 words, ~40 of them function words: enough, and ingest stays fast
 _CODE = re.compile(r"```.*?(?:```|\Z)|`[^`\n]*`", re.S)  # an unclosed fence runs to the end
 _DIGIT = re.compile(r"\d")
-_NOT_LETTERS = str.maketrans({c: " " for c in string.punctuation + string.digits
+_NOT_LETTERS = str.maketrans({c: " " for c in string.punctuation  # words with digits are gone
                               + "¿¡«»“”‘’„—–…·•"})
 
 LANGUAGE_NAMES = {
