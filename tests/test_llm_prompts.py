@@ -43,11 +43,21 @@ def test_the_header_may_cap_the_reply_and_a_bad_cap_names_the_file():
             parse_prompt(text.format(cap=f"max_tokens: {bad}\n"), "r.prompt")
 
 
-def test_the_short_reply_stages_cap_their_replies():
-    # the round trip answers with a phrase and the question writer with one question: the
-    # longest of ~4,700 replies each was 55 and 38 tokens at the 99th percentile
-    assert load_prompt("roundtrip").max_tokens == 256
-    assert load_prompt("questions").max_tokens == 256
+@pytest.mark.parametrize(("name", "cap"), [
+    # one phrase or one question: of ~4,700 replies each, 99% took at most 55 and 38 tokens
+    ("roundtrip", 256), ("questions", 256),
+    # one question (and answer): the longest of 60-475 replies each took 37-104 tokens
+    ("evolve_ambiguous", 256), ("evolve_comparative", 256), ("evolve_multi_hop", 256),
+    ("evolve_reasoning", 256), ("evolve_unanswerable", 256),
+    # one question for each of up to six statements: the longest of 126 replies took 133
+    ("evolve_unanswerable_near", 384)])
+def test_the_short_reply_stages_cap_their_replies(name, cap):
+    assert load_prompt(name).max_tokens == cap
+
+
+def test_a_reply_of_many_questions_keeps_the_global_room():
+    # the outline's questions ran to 570 tokens: a cap would cut good replies
+    assert load_prompt("evolve_unanswerable_topics").max_tokens is None
 
 
 def test_lists_are_framed_by_the_file_and_values_stay_data():
