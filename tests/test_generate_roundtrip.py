@@ -14,6 +14,9 @@ from builder.generate.roundtrip import answers_match, grounded_in, polarity
     ("No, only on a work device", "No", "Can I open client data on my own laptop?"),
     ("Sí, hasta 100 GB", "Sí: puedes aumentar el almacenamiento hasta 100 GB",
      "¿Puedo ampliar el almacenamiento de Sync Plus?"),
+    # the reader spells out what the reference writes in digits (httpx's "five seconds")
+    ("after 5 seconds", "five seconds", "What network inactivity triggers a timeout?"),
+    ("3 bóvedas", "tres bóvedas", "¿Cuántas bóvedas incluye el plan?"),
 ])
 def test_agreeing_answers_match(reference, got, question):
     ok, why = answers_match(reference, got, question)
@@ -28,6 +31,9 @@ def test_agreeing_answers_match(reference, got, question):
     ("No, only on a work device", "Yes, you can use a personal device", "Can I use my laptop?", "yes"),
     ("30 days", "45 days", "How long is the return window?", "states 45"),
     ("30 days", "within a month", "How long is the return window?", "value"),
+    ("30 days", "twenty days", "How long is the return window?", "states 20"),
+    # "once" is Spanish eleven but English first: not read as a number
+    ("11 days", "once a year", "How long is the return window?", "value"),
     # a tautology matches nothing, however the round trip answers
     ("An occasional side project, free or paid", "An occasional side project",
      "What is an occasional side project, free or paid?", "repeats the question"),
@@ -54,3 +60,12 @@ def test_an_answer_is_grounded_only_in_a_passage_that_states_it():
     assert grounded_in("for free", passages) == 1
     assert grounded_in("$12 a year", passages) is None  # a number no passage states
     assert grounded_in("The card costs nothing for anyone", passages) is None
+
+
+def test_small_numbers_in_words_are_read_in_several_languages():
+    from builder.generate.terms import spelled_numbers
+
+    assert spelled_numbers("five seconds") == {"5"}
+    assert spelled_numbers("Doce meses y una bóveda") == {"12", "1"}
+    assert spelled_numbers("zwölf Monate, trois jours") == {"12", "3"}
+    assert spelled_numbers("someone, fiver, 5 days, once, due") == set()

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 from builder.generate.models import RoundTripReply
 from builder.generate.spans import locate_span
-from builder.generate.terms import key_terms, numbers
+from builder.generate.terms import key_terms, numbers, spelled_numbers
 
 PROMPT = "roundtrip"
 
@@ -85,7 +85,8 @@ def answers_match(reference: str, got: str, question: str = "") -> tuple[bool, s
 
     - yes/no: when both start with yes or no, they agree when they start the same way (what
       the reason says is the reference's own: its statement);
-    - numbers: every number the reference states must be in the answer, and an answer whose
+    - numbers: every number the reference states must be in the answer (in digits, or as a
+      small number in words: "five seconds" for "after 5 seconds"), and an answer whose
       numbers are all different states another value;
     - content terms, not counting those the question already holds (they carry no answer:
       "What impact does a developer make?" -> "makes an impact on the whole team" and "makes
@@ -102,14 +103,15 @@ def answers_match(reference: str, got: str, question: str = "") -> tuple[bool, s
             return False, f"answers {'yes' if got_pol else 'no'}, the reference {'yes' if ref_pol else 'no'}"
         return True, ""  # a yes/no question: the same yes or no is the same answer
     ref, ans = _core(reference), _core(got)
-    ref_nums, got_nums = numbers(ref), numbers(ans)
+    # "five seconds" states the "5 seconds" of its reference
+    ref_nums, got_nums = numbers(ref), numbers(ans) | spelled_numbers(ans)
     if ref_nums and not ref_nums <= got_nums:
         if got_nums:
             return False, f"states {', '.join(sorted(got_nums))}, the reference {', '.join(sorted(ref_nums))}"
         return False, "does not state the reference's value"
     asked = key_terms(question)
     r_all = key_terms(ref)
-    r_terms, g_terms = r_all - asked, key_terms(ans) - asked
+    r_terms, g_terms = r_all - asked, (key_terms(ans) | spelled_numbers(ans)) - asked
     if r_all and not r_terms and not ref_nums - numbers(question):
         return False, "the reference only repeats the question"
     if not r_terms:  # "Yes." / "No." / a bare number: polarity and numbers decided it
@@ -209,7 +211,8 @@ async def ask(ctx, question: str, chunks: list[dict]) -> Answer:
         return Answer(status=res.status, model=model)
     reply = res.value
     text = " ".join(reply.answer.split())
-    if not text or MASK in text:  # nothing, or the hidden answer's placeholder read back
+    if not any(ch.isalnum() for ch in text) or MASK in text:
+        # nothing, or the hidden answer's placeholder read back, whole or in part ("__")
         return Answer(status="ok", model=model)
     at = grounded_in(text, chunks, reply.passage)
     if at is None:

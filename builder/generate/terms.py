@@ -130,6 +130,30 @@ def numbers(text: str) -> set[str]:
     return {_canon_number(m.group(1), m.group(2)) for m in _NUMBER.finditer(text)}
 
 
+# Small numbers as words, in the languages the stopwords above cover. Articles that also mean
+# one ("a" is not here, "una", "un", "ein" are) count as one. Left out: words that are also
+# common other words in another of these languages ("once", "due", "sei", "sept", "cent",
+# "dez", "elf").
+_SPELLED = {w: str(n) for n, words in enumerate((
+    "zero cero", "one uno una um uma un une eins ein eine",
+    "two dos dois duas deux zwei", "three tres três trois drei tre",
+    "four cuatro quatro quatre vier quattro", "five cinco cinq fünf cinque",
+    "six seis sechs", "seven siete sete sieben sette", "eight ocho oito huit acht otto",
+    "nine nueve nove neuf neun", "ten diez dix zehn dieci",
+    "eleven onze undici", "twelve doce doze douze zwölf dodici")) for w in words.split()}
+_SPELLED.update({w: str(n) for n, words in (
+    (15, "fifteen quince quinze fünfzehn quindici"), (20, "twenty veinte vinte vingt zwanzig venti"),
+    (30, "thirty treinta trinta trente dreißig trenta"), (100, "hundred cien cem hundert cento"))
+    for w in words.split()})
+
+
+def spelled_numbers(text: str) -> set[str]:
+    """Small numbers the text writes as words ("five seconds" -> {"5"}), canonical like
+    `numbers`. Only for reading an answer that may spell out what its reference writes in
+    digits: words such as "one" are too common to count as stated numbers anywhere else."""
+    return {_SPELLED[w] for w in re.findall(r"[^\W\d_]+", text.lower()) if w in _SPELLED}
+
+
 def arithmetic_closure(nums: set[str]) -> set[str]:
     """`nums` plus every sum, difference, product and ratio of two of them (rounded), so an
     answer that computes from evidence numbers still counts as grounded."""
