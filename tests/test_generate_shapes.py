@@ -92,3 +92,29 @@ def test_each_shape_yields_verified_items_that_answer_their_question(tmp_path, s
     if shape == "spanish":
         assert all(c["language"] == "es" for c in cands)
         assert all(c["question"].startswith("¿") for c in verified)
+
+
+def test_the_steps_of_a_numbered_procedure_are_not_asked_about(tmp_path):
+    # the steps state values and names that would otherwise be asked about (the bulleted
+    # list's items are), but a step holds only inside its procedure
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    (kb / "sync.md").write_text(
+        "# Sync\n\nSync keeps your notes for 12 months on the Plus plan. The Standard plan "
+        "includes 1 GB of storage.\n\n## Set up a remote vault\n\n"
+        "1. Open Settings and choose the `Sync` tab.\n"
+        "2. Set the `interval` option to 30 seconds.\n"
+        "3. Restart the app within 5 minutes of the change.\n\n"
+        "## Plans\n\n- The Plus plan stores 10 GB of attachments.\n"
+        "- The Standard plan stores 1 GB of attachments.\n", encoding="utf-8")
+    with Store(tmp_path / "g.db") as store:
+        ingest_paths(store, [str(kb)])
+        summary = run_generate(store, ScriptedLLM(ideal),
+                               GenerateOptions(n=8, types=["single_hop"], facts="text"))
+        cands = load_candidates(store)
+    asked = " ".join(c["evidence"][0]["quote"] for c in cands)
+    assert "Plus plan stores 10 GB" in asked or "Standard plan stores 1 GB" in asked
+    assert "12 months" in asked
+    for step in ("Settings", "interval", "Restart"):
+        assert step not in asked
+    assert summary.facts_asked.get("a step of a numbered procedure") == 3

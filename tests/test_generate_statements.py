@@ -237,3 +237,18 @@ def test_tables_without_outer_pipes_and_after_a_paragraph_are_tables():
     assert texts("Our membership prices are listed here.\n| Plan | Fee |\n|---|---|\n"
                  "| Gold | $60 |\n") == ["Our membership prices are listed here.",
                                         "Gold — Fee: $60"]
+
+
+def test_a_numbered_list_item_is_a_step_and_a_bulleted_one_is_not():
+    from builder.generate.statements import step_at
+
+    text = ("## Making HTTPS requests to a local server\n\nYou will need certificates:\n\n"
+            "1. Use trustme to generate them.\n2) Pass the server files to the server.\n"
+            "3. Configure `httpx` to use the certificates stored in `client.pem`.\n\n"
+            "- a bullet item 1. with a number\n\n> 4. a quoted step\n\n"
+            "Version 2. The prose after it.\n")
+    for words in ("trustme", "server files", "client.pem", "quoted step"):
+        assert step_at(text, text.index(words)), words
+    for words in ("You will need", "bullet item", "The prose after"):
+        assert not step_at(text, text.index(words)), words
+    assert not step_at(text, None)

@@ -62,3 +62,11 @@ def test_a_capitalised_first_word_is_not_part_of_a_name():
     assert not assess(fact(text), frozenset({"obsidian"})).worthy
     w = assess(fact("Request your holiday through BreatheHR and wait for approval."))
     assert w.answer == "BreatheHR"
+
+
+def test_a_step_of_a_numbered_procedure_is_not_worth_a_question():
+    step = fact("Configure httpx to use the certificates stored in client.pem.",
+                "Configure `httpx` to use the certificates stored in `client.pem`.")
+    assert assess(step).worthy  # on its own, a name to ask for
+    w = assess({**step, "step": True})
+    assert not w.worthy and "step" in w.reason

@@ -48,7 +48,7 @@ from builder.generate.models import GenerateOptions, GenerateSummary
 from builder.generate.plan import (
     chunk_budget, document_cap, select_chunks, steer_for_difficulty, type_targets,
 )
-from builder.generate.statements import section_heading
+from builder.generate.statements import section_heading, step_at
 from builder.generate.summary import build_summary
 from builder.generate.worth import assess, common_terms
 
@@ -199,6 +199,7 @@ async def _rounds(ctx: RunContext, chunks: list[dict], plan: dict[str, int]) -> 
                      if f["chunk_id"] in scope_ids]
         for f in all_facts:
             f["title"] = section_title(by_id[f["chunk_id"]], f.get("evidence_start"))
+            f["step"] = step_at(by_id[f["chunk_id"]]["text"], f.get("evidence_start"))
         ctx.stale = stale_facts(all_facts, {c["id"]: c for c in chunks}, ctx.superseded)
         planned_doc: Counter = Counter(per_doc)
         calls_before = sum(ctx.calls.values())

@@ -213,6 +213,21 @@ def list_around(text: str, offset: int) -> tuple[list[tuple[int, int]], int] | N
     return None
 
 
+_ORDERED_MARKER = re.compile(r"[ \t]*(?:>[ \t]?)*[ \t]*\d{1,3}[.)][ \t]+")
+
+
+def step_at(text: str, offset: int | None) -> bool:
+    """Whether `offset` of `text` is in an item of a numbered list ("3. Configure `httpx` to use
+    the certificates stored in `client.pem`."): a step of a procedure, which holds only within
+    the procedure its heading names."""
+    found = list_around(text, offset) if offset is not None else None
+    if found is None:
+        return False
+    items, at = found
+    start = items[at][0]
+    return bool(_ORDERED_MARKER.fullmatch(text[text.rfind("\n", 0, start) + 1:start]))
+
+
 def list_context(text: str, first_item: int) -> str:
     """What introduces the list whose first item starts at `first_item`: the heading of its
     section and the lead-in ending with ":" just above it ("There are two widely used Python

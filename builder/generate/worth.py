@@ -248,7 +248,8 @@ def blank(text: str, answer: str, mark: str = "[BLANK]") -> str | None:
 
 
 def assess(fact: dict, common: frozenset[str] = frozenset()) -> Worth:
-    """Whether `fact` (a facts row: `text`, `evidence`) is worth a single-hop question, and
+    """Whether `fact` (a facts row: `text`, `evidence`; the runner adds its section `title` and
+    whether it is a numbered `step`, statements.step_at) is worth a single-hop question, and
     the answer code picks for it; `common` are the KB's everywhere-terms (`common_terms`).
     Deterministic."""
     text = ADMONITION.sub("", fact["text"]).strip()
@@ -260,6 +261,14 @@ def assess(fact: dict, common: frozenset[str] = frozenset()) -> Worth:
         return Worth(False, "about the document, not the subject")
     if EXAMPLE.match(text):
         return Worth(False, "an example, not a rule of the subject")
+    if fact.get("step"):
+        # A step holds only inside its procedure, and the question writer drops the procedure
+        # or turns the step around: "What name do you need to use for the certificates in
+        # your httpx configuration?" -> client.pem (a local test server's), "What CSS file
+        # must you rename to use a community theme?" -> publish.css (you rename the theme's
+        # file TO it). Of the 18 labelled single-hop items cut from numbered steps on the
+        # three public KBs of issue 12 (bench/quality/labels), 17 were wrong.
+        return Worth(False, "a step of a numbered procedure")
     if _link_share(text, raw) > 0.6:
         return Worth(False, "mostly a link")
     if words[0].casefold() in NEEDS_ANTECEDENT:
