@@ -64,7 +64,7 @@ _CJK_CHAR = HAN_CHAR
 _QUOTE = re.compile(r"[ \t]{0,3}>[ \t]?")
 _RULE = re.compile(r"[ \t]{0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$")
 _SETEXT = re.compile(r"[ \t]{0,3}(?:=+|-+)[ \t]*$")
-_ITEM = re.compile(r"([ \t]*)(?:[-*+]|\d{1,3}[.)])[ \t]+(?=\S)")
+_ITEM = re.compile(r"([ \t]*)([-*+]|\d{1,3}[.)])[ \t]+(?=\S)")  # indent, marker
 _LINK_ONLY = re.compile(
     r"\s*(?:!?\[[^\]]*\]\([^)]*\)|<[a-z]+:[^>\s]+>|[a-z]+://\S+)\s*[.,;:]?\s*$", re.I)
 
@@ -213,9 +213,6 @@ def list_around(text: str, offset: int) -> tuple[list[tuple[int, int]], int] | N
     return None
 
 
-_ORDERED_MARKER = re.compile(r"[ \t]*(?:>[ \t]?)*[ \t]*\d{1,3}[.)][ \t]+")
-
-
 def step_at(text: str, offset: int | None) -> bool:
     """Whether `offset` of `text` is in an item of a numbered list ("3. Configure `httpx` to use
     the certificates stored in `client.pem`."): a step of a procedure, which holds only within
@@ -225,7 +222,11 @@ def step_at(text: str, offset: int | None) -> bool:
         return False
     items, at = found
     start = items[at][0]
-    return bool(_ORDERED_MARKER.fullmatch(text[text.rfind("\n", 0, start) + 1:start]))
+    pos = text.rfind("\n", 0, start) + 1
+    while (quote := _QUOTE.match(text, pos, start)) and quote.end() > pos:
+        pos = quote.end()
+    marker = _ITEM.match(text, pos)
+    return bool(marker) and marker.end() == start and marker.group(2)[0].isdigit()
 
 
 def list_context(text: str, first_item: int) -> str:
