@@ -167,7 +167,10 @@ def arithmetic_closure(nums: set[str]) -> set[str]:
 
     def add(v: Decimal) -> None:
         for places in ("1", "0.1", "0.01"):
-            out.add(format(v.quantize(Decimal(places)).normalize(), "f"))
+            try:
+                out.add(format(v.quantize(Decimal(places)).normalize(), "f"))
+            except InvalidOperation:  # more digits than Decimal holds: two 18-digit ids' product
+                return
 
     for a, b in combinations(values, 2):
         add(a + b)
