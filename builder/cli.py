@@ -4,7 +4,8 @@ Subcommands are imported lazily (only the one you run), so `golden --help` stays
 Textual app is loaded only by `golden review`.
 
 Exit codes: 0 success, 1 the job failed, 2 usage or input error. Errors are one line on stderr,
-never a traceback (set GOLDEN_DEBUG=1 to see one). That includes storage faults that escape a
+never a traceback (set GOLDEN_DEBUG=1 to see one), a bug in golden included ("internal error",
+exit 1, naming golden's innermost line). That includes storage faults that escape a
 command: an SQLite error is reported against the database (`storage_error`: read-only, disk
 full, I/O error), an OSError against the file it names (an unwritable output folder), exit 1.
 """
@@ -112,12 +113,27 @@ class LazyGroup(click.Group):
             if os.environ.get("GOLDEN_DEBUG"):
                 raise
             error = exc if isinstance(exc, GoldenError) else _storage_error(exc, self.db_path)
-            if error is None:
-                raise
+            if error is None:  # a bug in golden: still one line, and what to report
+                click.echo(f"golden: internal error: {_where(exc)}{type(exc).__name__}: "
+                           f"{one_line(str(exc))} (a bug in golden; finished work is saved; "
+                           "GOLDEN_DEBUG=1 shows the traceback)", err=True)
+                sys.exit(1)
             label = "error: " if error.exit_code else ""  # exit 0: stopped on purpose (JobStopped)
             click.echo(f"golden: {label}{one_line(str(error))}", err=True)
             sys.exit(error.exit_code)
         sys.exit(rv if isinstance(rv, int) else 0)
+
+
+def _where(exc: BaseException) -> str:
+    """"builder/generate/terms.py:170: " -- the innermost of golden's own frames."""
+    import traceback
+
+    frames = [f for f in traceback.extract_tb(exc.__traceback__)
+              if f"{os.sep}builder{os.sep}" in f.filename]
+    if not frames:
+        return ""
+    path = frames[-1].filename
+    return f"{path[path.rindex(f'{os.sep}builder{os.sep}') + 1:]}:{frames[-1].lineno}: "
 
 
 def _storage_error(exc: BaseException, db_path: str) -> GoldenError | None:

@@ -15,6 +15,7 @@ import shutil
 import sqlite3
 from pathlib import Path
 
+import click
 import pytest
 from click.testing import CliRunner
 
@@ -648,3 +649,27 @@ def test_a_real_process_prints_one_line_and_exits_2(work):
         assert proc.stdout == ""
         assert len(proc.stderr.splitlines()) == 1 and fragment in proc.stderr, proc.stderr
     before.assert_unchanged()
+
+
+@click.command("boom")
+def _boom() -> None:
+    """A command with a bug: what a user sees when golden itself fails."""
+    from builder.generate.terms import numbers
+
+    numbers(None)  # type: ignore[arg-type]
+
+
+def test_a_bug_in_golden_is_one_line_naming_golden_s_own_line_and_exit_1(work, monkeypatch):
+    from builder import cli
+
+    monkeypatch.setitem(cli.COMMANDS, "boom", f"{__name__}:_boom")
+    monkeypatch.delenv("GOLDEN_DEBUG", raising=False)
+    result = invoke(work / "g.db", "boom")
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("golden: internal error: builder/generate/terms.py:")
+    assert "TypeError" in lines[0] and "GOLDEN_DEBUG=1" in lines[0]
+    monkeypatch.setenv("GOLDEN_DEBUG", "1")
+    with pytest.raises(TypeError):
+        invoke(work / "g.db", "boom")
