@@ -498,3 +498,21 @@ def test_a_labelled_entry_is_asked_about_its_label(entry, question, ok):
     answer = entry.split(": ", 1)[1].strip("*")
     got = names_label(SimpleNamespace(facts=[{"evidence": entry}], q=question, a=answer))
     assert (got if got is None else got[0]) is ok, got
+
+
+CALLOUT_KB = {"sync.md": [("s1", "> [!note] The Plus plan keeps your notes for 12 months.", "en")]}
+
+
+def test_a_near_miss_statement_reaches_the_writer_without_its_callout_marker(tmp_path):
+    # "[!abstract] Lectura adicional: ..." once came back as "el sitio web que menciona en el
+    # abstract": the marker is markup, not words of the statement
+    store = build_kb(tmp_path / "g.db", CALLOUT_KB)
+    chunks = list_chunks(store)
+    facts = [f for c in chunks for f in extract_statements(c)]
+    for f in facts:
+        f["document_id"] = "sync.md"
+    assert any(f["text"].startswith("[!note]") for f in facts)
+    llm = ScriptedLLM(lambda name, v, role: {"questions": []})
+    asyncio.run(propose(_ctx(store, llm), chunks, facts, want=1))
+    shown = [v["statements"] for name, v, _ in llm.calls if name == "evolve_unanswerable_near"]
+    assert shown and "12 months" in shown[0] and "[!note]" not in shown[0]

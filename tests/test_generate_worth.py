@@ -70,3 +70,14 @@ def test_a_step_of_a_numbered_procedure_is_not_worth_a_question():
     assert assess(step).worthy  # on its own, a name to ask for
     w = assess({**step, "step": True})
     assert not w.worthy and "step" in w.reason
+
+
+def test_a_further_reading_label_is_not_answered_by_its_links():
+    # a labelled entry whose description is only links points at other pages
+    text = "[!abstract] Lectura adicional: [[Gestionar sitios]], [[Personalizar tu sitio]]"
+    w = assess(fact(text, "[!abstract] **Lectura adicional**: [[Gestionar sitios]], "
+                          "[[Personalizar tu sitio]]"))
+    assert not w.answer
+    kept = assess(fact("Scope: owns a whole subsystem and its roadmap",
+                       "**Scope**: owns a whole subsystem and its roadmap"))
+    assert kept.kind == "label"

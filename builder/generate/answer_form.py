@@ -139,6 +139,14 @@ _ELIDED = re.compile(r"\.\.\.|…|<\s*\.*\s*>|[\"'=(]<[a-z][\w-]*>")
 # reading" note) points at pages instead of answering.
 _LINK = rf"(?:{WIKI_LINK.pattern}|{MD_LINK.pattern}|https?://\S+)"
 _ONLY_LINKS = re.compile(rf"\W*{_LINK}(?:[\s,;.]+(?:and |y |et |und |e )?{_LINK})*\W*", re.I)
+
+
+def only_links(text: str) -> bool:
+    """Whether `text` is nothing but links ("[[Gestionar sitios]], [[Personalizar tu sitio]]"):
+    a pointer to other pages, which states nothing."""
+    return bool(_ONLY_LINKS.fullmatch(text.strip()))
+
+
 # "What is the name of the file ...?" wants a file: a name with an extension, a dotfile or a
 # path ("publish: true" is a property, not a file).
 _ASKS_FILE = re.compile(r"\b(name of the file|which file|what file|nombre del (archivo|fichero)|"
@@ -163,7 +171,7 @@ def fits_question(question: str, answer: str) -> tuple[bool, str]:
         return False, f"the answer is cut off: it ends on {m.group(1)!r}"
     if m := BLOCK_ID.search(answer):
         return False, f"the answer carries the block id {m.group(0).strip()!r}: markup, not content"
-    if _ONLY_LINKS.fullmatch(answer.strip()):
+    if only_links(answer):
         return False, "the answer only points at other pages (links), it states nothing"
     if _ASKS_FILE.search(question) and not _FILE_NAME.search(answer):
         return False, f"asks for a file; {answer.strip()[:40]!r} names none"

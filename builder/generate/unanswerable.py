@@ -50,7 +50,7 @@ from builder.generate.absence import chunk_answering, content_words, off_domain
 from builder.generate.candidate import clean_question, make_candidate, stable_id
 from builder.generate.context import RunContext, run_units
 from builder.generate.models import InventedEntityQuestion, ProposedQuestions
-from builder.generate.worth import assess
+from builder.generate.worth import ADMONITION, assess
 from builder.generate.terms import STOPWORDS, key_terms, tokens
 
 STAGE = "unanswerable"
@@ -289,7 +289,9 @@ async def _from_near_misses(ctx: RunContext, chunks: list[dict], facts: list[dic
         return 0
     language = majority_language(chunks)
     key = stable_id(STAGE, "near", [f["id"] for f in batch], ctx.prompts[NEAR].version)
-    result = await ctx.call(NEAR, {"statements": [{"text": f["text"]} for f in batch],
+    # without an admonition's marker: "[!abstract] ..." came back as "el abstract"
+    result = await ctx.call(NEAR, {"statements": [{"text": ADMONITION.sub("", f["text"]).strip()}
+                                                  for f in batch],
                                    "language": language_name(language)}, ProposedQuestions)
     if not result.ok:
         return 0

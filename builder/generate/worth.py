@@ -33,6 +33,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from builder.generate.answer_form import only_links
 from builder.generate.limits import limits
 from builder.generate.terms import answer_target, dates, key_terms, numbers
 from builder.text.markdown import BLOCK_ID
@@ -292,7 +293,8 @@ def assess(fact: dict, common: frozenset[str] = frozenset()) -> Worth:
     if label and label.group("label").strip().casefold() not in GENERIC_LABELS:
         rest = " ".join(label.group("rest").split())
         rest = BLOCK_ID.sub("", re.sub(r"\*\*|__|`", "", rest)).strip()
-        if len(key_terms(rest)) >= 2 and len(rest.split()) <= MAX_ANSWER_WORDS:
+        if len(key_terms(rest)) >= 2 and len(rest.split()) <= MAX_ANSWER_WORDS \
+                and not only_links(rest):  # "**Lectura adicional**: [[A]], [[B]]" points on
             return Worth(True, answer=rest.rstrip("."), kind="label", priority=1)
     definition = DEFINITION.match(text)
     if definition and len(definition.group("term").split()) <= 6 \
