@@ -33,6 +33,41 @@ def test_a_failed_verifier_call_leaves_the_candidate_pending_for_the_next_run(kb
     assert all(c["verdict"] != "pending" for c in load_candidates(store))
 
 
+def test_a_reader_whose_reply_runs_away_rejects_the_item_instead_of_leaving_it_pending(kb_store):
+    """A reply cut off even with twice the room is the model's own answer to that prompt (the
+    1.5B reader wrote `"C:\\"` and never closed the string): asking again in the next round
+    repeats it, so it fails the check it was asked for instead of staying pending."""
+    from builder.generate.roundtrip import MASK
+
+    cut = LLMResult(None, "truncated", error="reply cut off at max_tokens=192")
+    calls = []
+
+    def runs_away(v):
+        calls.append(v["question"])
+        masked, q = MASK in v["passages"], v["question"].lower()
+        if "shipping" in q and not masked:
+            return cut  # the first reading of a shipping question
+        if "return" in q and masked:
+            return cut  # the reading with the answer hidden of a returns question
+        return ideal("roundtrip", v, "verifier")
+
+    cands = only(kb_store, ScriptedLLM(with_overrides(roundtrip=runs_away)), ["single_hop"], n=8)
+    assert cands and not any(c["verdict"] == "pending" for c in cands)
+    ran_away = {c["question"]: c for c in cands
+                if any("ran past its token cap" in r for r in c["rejection_reasons"])}
+    assert any("shipping" in q.lower() for q in ran_away)
+    assert any("return" in q.lower() for q in ran_away)
+    assert all(c["verdict"] == "failed" for c in ran_away.values())
+    for q, c in ran_away.items():
+        expected = "round_trip" if "shipping" in q.lower() else "unique_answer"
+        assert reasons(c) == [expected]
+    asked = len(calls)
+    run_generate(kb_store, ScriptedLLM(with_overrides(roundtrip=runs_away)),
+                 GenerateOptions(n=8, types=["single_hop"], max_rounds=1))
+    again = [q for q in calls[asked:] if q in ran_away]
+    assert not again  # decided: the next run does not ask them again
+
+
 def test_a_reader_that_finds_another_answer_elsewhere_rejects_the_question(kb_store):
     store = kb_store
 

@@ -29,6 +29,9 @@ LLM checks per type (each one `roundtrip` call, role "verifier"; all gate):
 
 A verifier call that fails (timeout, invalid reply) decides nothing: the candidate stays
 pending, is not committed, and the next round or run asks again (the summary counts them).
+A reader's reply cut off even with twice the room is different: it is the model's own answer
+to that prompt, and asking again repeats it (Obsidian's help: `"C:\"`, whose backslash escapes
+the closing quote, in two rounds of one run, 213 s). It confirms nothing, so the check fails.
 
 Writing: the candidates that failed their code checks are committed together; every other
 candidate is one unit (its calls, then one transaction with its ledger row), so a crash never
@@ -59,6 +62,14 @@ class CallFailed(Exception):
     """A verifier call failed: the candidate stays pending."""
 
 
+class ReaderRanAway(Exception):
+    """The reader's reply ran past its token cap, retry included: the check fails (module doc)."""
+
+    def __init__(self, check: str, model: str | None):
+        super().__init__(check)
+        self.check, self.model = check, model
+
+
 def _cited(cand: dict, chunks: dict[str, dict]) -> list[dict]:
     """The candidate's cited chunks that exist, in citation order, without repeats."""
     ids = dict.fromkeys(c for c in cand.get("chunk_ids") or [] if c in chunks)
@@ -73,8 +84,11 @@ def _view(cand: dict, chunk: dict) -> dict:
     return roundtrip.focused(chunk, cand["question"], quote)
 
 
-async def _ask(ctx: RunContext, question: str, passages: list[dict]) -> roundtrip.Answer:
+async def _ask(ctx: RunContext, question: str, passages: list[dict],
+               check_name: str) -> roundtrip.Answer:
     answer = await roundtrip.ask(ctx, question, passages)
+    if answer.status == "truncated":
+        raise ReaderRanAway(check_name, answer.model)
     if answer.status != "ok":
         raise CallFailed(answer.status)
     return answer
@@ -105,11 +119,12 @@ def _said(answer: roundtrip.Answer) -> str:
 
 async def llm_checks(ctx: RunContext, cand: dict, facts: list[dict],
                      chunks: dict[str, dict]) -> list[dict]:
-    """The round-trip checks of one candidate (see the module doc). Raises CallFailed."""
+    """The round-trip checks of one candidate (see the module doc). Raises CallFailed, or
+    ReaderRanAway naming the check whose reply was cut off."""
     ctype, q = cand["type"], cand["question"]
     if ctype == "unanswerable":
         hits = search_chunks(ctx.store, q, k=TOP_K_ABSENT)
-        got = await _ask(ctx, q, [_view(cand, h) for h in hits])
+        got = await _ask(ctx, q, [_view(cand, h) for h in hits], "kb_does_not_answer_llm")
         return [check("kb_does_not_answer_llm", not got.found,
                       f"chunk {got.chunk_id} answers it: {_said(got)}" if got.found else
                       ("" if not got.ungrounded else
@@ -118,7 +133,7 @@ async def llm_checks(ctx: RunContext, cand: dict, facts: list[dict],
     if ctype not in ROUND_TRIP:
         return []
     cited = [_view(cand, c) for c in _cited(cand, chunks)]
-    got = await _ask(ctx, q, cited)
+    got = await _ask(ctx, q, cited, "round_trip")
     if not got.found:
         return [check("round_trip", False, "answered from the cited chunks, it finds no answer"
                       + (f" (said {got.ungrounded[:60]!r}, which they do not state)" if got.ungrounded else ""),
@@ -139,7 +154,7 @@ async def llm_checks(ctx: RunContext, cand: dict, facts: list[dict],
                             exclude_ids=sorted(ctx.superseded))
         others = [_view(cand, h) for h in top if h["id"] not in cited_ids][:TOP_K_UNIQUE]
         masked = [roundtrip.masked(c, cand["answer"]) for c in cited]
-        alt = await _ask(ctx, q, masked + others)
+        alt = await _ask(ctx, q, masked + others, "unique_answer")
         differs = alt.found and not agrees(cand, facts, alt.text)[0]
         where = "the rest of its chunk" if alt.chunk_id in cited_ids else f"chunk {alt.chunk_id}"
         out.append(check("unique_answer", not differs,
@@ -148,7 +163,7 @@ async def llm_checks(ctx: RunContext, cand: dict, facts: list[dict],
                          source="llm", model=alt.model))
     elif ctype == "multi_hop":
         for chunk in cited:
-            alone = await _ask(ctx, q, [chunk])
+            alone = await _ask(ctx, q, [chunk], "second_hop_needed")
             if alone.found and agrees(cand, facts, alone.text)[0]:
                 out.append(check("second_hop_needed", False, f"chunk {chunk['id']} alone answers it",
                                  source="llm", model=alone.model))
@@ -236,6 +251,9 @@ async def verify_pending(ctx: RunContext, candidates: list[dict], facts_by_id: d
         except CallFailed:
             unverified.append(cand["id"])
             return
+        except ReaderRanAway as ran:
+            llm = [check(ran.check, False, "the reader's reply ran past its token cap, twice: "
+                         "no short answer to compare", source="llm", model=ran.model)]
         commit([(cand, llm)])
 
     await run_units(ctx, "verify", passed, one)
