@@ -45,7 +45,8 @@ def test_the_header_may_cap_the_reply_and_a_bad_cap_names_the_file():
 
 @pytest.mark.parametrize(("name", "cap"), [
     # one phrase: of ~4,700 replies 99% took at most 55 tokens (the longest of 96 in the latest
-    # Spanish run: 38); a runaway "C:\" reply still cost 256 + 512 tokens, ~150 s, at 256
+    # Spanish run: 38); at 256 a runaway "C:\" reply was cut off at 256, then 512 tokens, in
+    # each of two rounds (213 s of the run's 1,431)
     ("roundtrip", 96),
     # one question: of ~4,700 replies, 99% took at most 38 tokens
     ("questions", 256),
