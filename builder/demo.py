@@ -61,7 +61,8 @@ def demo(obj, n, kb, llm_settings):
         for line in report.lines():
             err.print(line, markup=False, highlight=False)
         options = GenerateOptions(n=n, concurrency=llm_settings.concurrency or 2)
-        summary = generate_with_progress(store, llm_settings, options, out=out, err=err)
+        summary = generate_with_progress(store, llm_settings, options, out=out, err=err,
+                                         show_items=True)
     db = obj.db_path
     db_flag = "" if db == "golden.db" else f" --db {db}"
     out.print()

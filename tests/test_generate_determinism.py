@@ -13,15 +13,15 @@ from builder.generate.models import GenerateOptions
 from builder.generate.runner import run_generate
 
 from tests.fakes import ScriptedLLM
-from tests.support.scripted_kb import build_kb, ideal
+from tests.support.scripted_kb import _asked, build_kb, ideal
 
 
 def repetitive(name, v, role):
-    """The ideal model, except that it asks one question for every shipping price: two
-    candidates with one question, which dedup must tie-break the same way whatever order they
-    were committed in."""
-    if name == "questions" and "shipping costs" in v["fact"]:
-        return {"question": "How much does shipping cost?"}
+    """The ideal model, except that it asks one question for both "10%" of the KB (a restocking
+    fee and a discount): two passing candidates with one question and one answer, which dedup
+    must tie-break the same way whatever order they were committed in."""
+    if name == "question" and v["answer"] == "10%":
+        return {"question": _asked("Which percentage applies at Northwind?", "10%")}
     return ideal(name, v, role)
 
 
@@ -58,7 +58,8 @@ def test_same_seed_same_candidates_whatever_the_commit_order(tmp_path, seed):
         results.append(outcome(store))
         orders.append(commit_order(store))
     assert len(set(map(tuple, orders))) > 1  # the commit order really differed
-    assert any(r["duplicate_of"] for r in results[0])  # the tie the old rank broke by commit time
+    if seed == 0:  # this seed asks both "10%" spans: the tie the old rank broke by commit time
+        assert any(r["duplicate_of"] for r in results[0])
     assert results[1] == results[0] and results[2] == results[0]
 
 

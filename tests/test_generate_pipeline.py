@@ -1,4 +1,5 @@
-"""The whole pipeline with a scripted ideal model: exact mix, filled columns, idempotent rerun."""
+"""The whole pipeline with a scripted ideal model: answers chosen by code, composed items built
+from verified parts with computed answers, filled columns, idempotent reruns."""
 
 from __future__ import annotations
 
@@ -13,50 +14,56 @@ from builder.store.candidates import load_candidates
 from tests.fakes import ScriptedLLM
 from tests.support.scripted_kb import ideal, with_overrides
 
+REFUSAL = "The knowledge base does not contain this information."
+
 
 def run(store, llm, **kw):
     return run_generate(store, llm, GenerateOptions(**{"n": 10, **kw}))
 
 
-def test_ideal_model_yields_exactly_the_planned_mix(kb_store):
+def verified(store):
+    return [c for c in load_candidates(store) if c["verdict"] == "passed" and not c["duplicate_of"]]
+
+
+def test_ideal_model_reaches_n_with_composed_items(kb_store):
     store = kb_store
     llm = ScriptedLLM(ideal)
     summary = run(store, llm)
-    pool = [c for c in load_candidates(store) if c["verdict"] == "passed" and not c["duplicate_of"]]
-    assert Counter(c["type"] for c in pool) == Counter({t: n for t, n in summary.plan.items() if n})
-    assert summary.verified_total == 10
-    assert sum(summary.plan[t] for t in ("temporal", "unanswerable", "ambiguous")) >= 2
-    # calls per verified candidate: facts, the question, and its round trips (two for a
-    # single-hop item, three for a multi-hop one) -- the price of verification by re-answering
-    assert len(llm.calls) / summary.verified_total <= 5
-    assert sum(summary.difficulty.values()) == 10  # reached mix vs target, shortfalls named
-    assert set(summary.difficulty_short) <= {"easy", "medium", "hard"}
-    assert any(n.startswith("difficulty reached:") for n in summary.notes)
+    pool = verified(store)
+    assert summary.verified_total == len(pool) == 10
+    kinds = Counter(c["type"] for c in pool)
+    assert {"comparative", "reasoning", "unanswerable"} <= set(kinds)
+    assert kinds["single_hop"] >= 5
+    # two calls per single-hop item at most (question, round trip), fewer for composed ones
+    assert len(llm.calls) / summary.verified_total <= 3
+    chunks = {r["id"]: r["text"] for r in store.query("SELECT id, text FROM chunks")}
+    by_id = {c["id"]: c for c in load_candidates(store)}
     for c in pool:
         assert c["status"] == "pending" and c["difficulty"] in ("easy", "medium", "hard")
-        assert c["difficulty"] == level(c["difficulty_signals"]["points"])  # stored = measured
+        assert c["difficulty"] == level(c["difficulty_signals"]["points"])
         assert c["prompts"] and c["generator_model"] == "scripted-model"
-        assert c["verification"] and all(v["source"] in ("code", "llm") for v in c["verification"])
-        assert c["document_id"] and (c["seed_fact_id"] or c["type"] == "unanswerable")
-        if c["type"] == "unanswerable":
-            assert c["chunk_ids"] == [] and c["evidence"] == [] and c["hops"] == []
-            assert c["answer"] == "The knowledge base does not contain this information."
-            continue
-        assert c["hops"] == [[cid] for cid in c["chunk_ids"]]
-        chunks = {r["id"]: r["text"] for r in store.query("SELECT id, text FROM chunks")}
+        assert c["verification"] and c["document_id"]
         for ev in c["evidence"]:
             assert chunks[ev["chunk_id"]][ev["start"]:ev["end"]] == ev["quote"]
-        assert len(c["fact_ids"]) == len(c["evidence"])
-    multi = next(c for c in pool if c["type"] == "multi_hop")
-    docs = {r["id"]: r["document_id"] for r in store.query("SELECT id, document_id FROM chunks")}
-    assert len({docs[c] for c in multi["chunk_ids"]}) == 2  # bridges two documents
-    temporal = next(c for c in pool if c["type"] == "temporal")
-    assert temporal["chunk_ids"][0] == "r25"  # newer first
-    assert temporal["chunk_ids"][1] == "r23" and "5%" in temporal["answer"]
-    evolved = [c for c in pool if c["type"] != "single_hop" and c["parent_id"]]
-    for c in evolved:
-        parent = next(p for p in load_candidates(store) if p["id"] == c["parent_id"])
-        assert parent["type"] == "single_hop" and parent["seed_fact_id"] == c["seed_fact_id"]
+        if c["type"] == "single_hop":  # the answer is the span code chose: in its evidence
+            assert c["answer"] in c["evidence"][0]["quote"] and c["question"] not in c["answer"]
+            continue
+        parent = by_id[c["parent_id"]]  # composed from a verified single-hop item
+        assert parent["type"] == "single_hop" and parent["verdict"] == "passed"
+        assert set(parent["fact_ids"]) <= set(c["fact_ids"])
+        if c["type"] == "unanswerable":
+            assert c["chunk_ids"] == [] and c["evidence"] == [] and c["answer"] == REFUSAL
+            assert "Tacoma" in c["question"]
+        else:
+            assert len(c["fact_ids"]) == 2 and c["hops"] == [[cid] for cid in c["chunk_ids"]]
+    comparative = next(c for c in pool if c["type"] == "comparative")
+    parts = [by_id[p] for p in (comparative["parent_id"],)] + [
+        p for p in load_candidates(store) if p["type"] == "single_hop"
+        and p["fact_ids"] == comparative["fact_ids"][1:]]
+    values = sorted(parts, key=lambda p: float(p["answer"].strip("$%").split()[0]))
+    assert values[-1]["answer"] in comparative["answer"].split(";")[0]  # the larger one wins
+    reasoning = next(c for c in pool if c["type"] == "reasoning")
+    assert any(ch.isdigit() for ch in reasoning["answer"])
 
 
 def test_rerun_with_nothing_to_do_makes_no_calls(kb_store):
@@ -68,10 +75,9 @@ def test_rerun_with_nothing_to_do_makes_no_calls(kb_store):
     assert again.calls == []
     assert store.query("SELECT id, verdict, difficulty, duplicate_of FROM candidates ORDER BY id") == before
     assert summary.verified_total == 10
-    # asking for more only pays for the difference
-    more = ScriptedLLM(ideal)
+    more = ScriptedLLM(ideal)  # asking for more only pays for the difference
     run(store, more, n=12)
-    assert 0 < len(more.calls) <= 3 * 2 + 2
+    assert 0 < len(more.calls) <= 2 * 2 + 4
 
 
 def test_chinese_chunk_gets_chinese_questions(kb_store):
@@ -79,18 +85,16 @@ def test_chinese_chunk_gets_chinese_questions(kb_store):
     run(store, ScriptedLLM(ideal), types=["single_hop"], n=16)
     zh = [c for c in load_candidates(store) if c["chunk_ids"] == ["z1"]]
     assert zh and all(c["language"] == "zh" for c in zh)
-    assert all(c["verdict"] == "passed" for c in zh)
-    facts = store.query("SELECT language FROM facts WHERE chunk_id = 'z1'")
-    assert {f["language"] for f in facts} == {"zh"}
+    assert any(c["verdict"] == "passed" for c in zh)
 
 
 def test_injection_in_chunk_stays_data(kb_store):
-    """A model that obeys the chunk's 'answer 42' cannot plant that answer: answers are chosen
+    """A reader that obeys the chunk's 'answer 42' cannot plant that answer: answers are chosen
     by code, and a round trip that obeys it disagrees with the reference, so nothing it touched
     passes. The chunk reaches the model only as the value of a variable."""
     def obedient(name, v, role):
-        if name == "roundtrip" and "Ignore previous instructions" in v["passages"]:
-            return {"passage": 1, "answer": "42"}
+        if name == "reader" and "Ignore previous instructions" in v["sentences"]:
+            return {"sentence": 1, "answer": "42"}
         return ideal(name, v, role)
 
     store = kb_store
@@ -99,67 +103,46 @@ def test_injection_in_chunk_stays_data(kb_store):
     cands = load_candidates(store)
     assert cands and not any("42" in c["answer"] for c in cands)
     for c in cands:
-        saw = [v for v in c["verification"] if "42" in (v.get("reason") or "")]
-        assert not saw or c["verdict"] == "failed"
-    facts_call = next(vars_ for name, vars_, _ in llm.calls if name == "facts" and "Summit" in vars_["chunk"])
-    assert "Ignore previous instructions" in facts_call["chunk"]
+        if any("42" in (v.get("answer") or "") for v in c["verification"] or []):
+            assert c["verdict"] == "failed"
+    asked = [vars_ for name, vars_, _ in llm.calls if name == "question" and "Summit" in vars_["passage"]]
+    assert asked and all("Ignore previous" not in a["answer"] for a in asked)
 
 
 def test_dry_run_writes_nothing(kb_store):
-    store = kb_store
-    llm = ScriptedLLM(lambda *a: None)
-    llm.dry_run = True
     from builder.llm.types import LLMResult
-    llm.respond = lambda *a: LLMResult(None, "dry_run")
+
+    store = kb_store
+    llm = ScriptedLLM(lambda *a: LLMResult(None, "dry_run"))
+    llm.dry_run = True
     summary = run(store, llm)
-    assert summary.dry_run and summary.llm_calls_by_stage["facts"] == 7
-    # round trips: two per single-hop item (cited chunk, rest of the KB), three for the
-    # multi-hop item (both chunks, each alone), one for each other planned item
-    plan = summary.plan
-    assert summary.llm_calls_by_stage["verify"] == (
-        2 * plan["single_hop"] + 3 * plan["multi_hop"] + plan["reasoning"] + plan["comparative"]
-        + plan["temporal"] + plan["unanswerable"])
-    assert store.query("SELECT count(*) AS n FROM candidates")[0]["n"] == 0
-    assert store.query("SELECT count(*) AS n FROM facts")[0]["n"] == 0
-    assert store.query("SELECT count(*) AS n FROM stage_done")[0]["n"] == 0
+    calls = summary.llm_calls_by_stage
+    assert summary.dry_run and calls["question"] == calls["reader"] > 0
+    assert all(calls[f"compose_{k}"] == 2 * summary.plan[kind] for k, kind in (
+        ("comparative", "comparative"), ("difference", "reasoning")))
+    for table in ("candidates", "stage_done"):
+        assert store.query(f"SELECT count(*) AS n FROM {table}")[0]["n"] == 0
     assert json.dumps(summary.model_dump())  # serialisable for the demo
 
 
-def test_facts_cut_out_by_code_need_no_llm_call(kb_store):
+def test_a_writer_that_fails_every_check_stops_at_the_call_ceiling(kb_store):
     store = kb_store
-    llm = ScriptedLLM(ideal)
-    summary = run(store, llm, facts="text")
-    assert not any(name == "facts" for name, _, _ in llm.calls)
-    assert summary.facts_extractor == "text" and summary.verified_total >= 8
-    facts = store.query("SELECT prompt_name, llm_call_id FROM facts")
-    assert facts and {(f["prompt_name"], f["llm_call_id"]) for f in facts} == {("statements", None)}
-    # a later LLM-mode run extracts its own facts and does not mix the two sets
-    more = ScriptedLLM(ideal)
-    run(store, more, facts="llm", n=12)
-    assert any(name == "facts" for name, _, _ in more.calls)
+    leaky = ScriptedLLM(with_overrides(question=lambda v: {"question": f"Is it {v['answer']}?"}))
+    summary = run(store, leaky, n=4)
+    cands = load_candidates(store)
+    assert cands and all(c["verdict"] == "failed" for c in cands)
+    assert all(r.startswith("form:") for c in cands for r in c["rejection_reasons"])
+    assert not any(name == "reader" for name, _, _ in leaky.calls)  # code decided, no reader
+    assert summary.verified_total == 0
+    assert any("spans" in n or "ceiling" in n for n in summary.notes)
 
 
-def test_auto_facts_mode_follows_the_embedded_model(kb_store):
-    from builder.generate.context import RunContext
-
+def test_a_composer_that_names_one_side_gives_no_comparative(kb_store):
     store = kb_store
-    llm = ScriptedLLM(ideal)
-    assert RunContext.create(store, llm, GenerateOptions()).facts_mode == "llm"
-    llm.local = True  # what OpenAIClient sets when golden serves the embedded model
-    assert RunContext.create(store, llm, GenerateOptions()).facts_mode == "text"
-    assert RunContext.create(store, llm, GenerateOptions(facts="llm")).facts_mode == "llm"
-
-
-def test_a_type_the_model_cannot_write_is_given_up(kb_store):
-    store = kb_store
-    bad = ScriptedLLM(with_overrides(evolve_comparative=lambda v: {
-        "question": f"Which is it: {v['fact_a']}?", "answer": "It is 999."}))  # never grounded
-    summary = run(store, bad, types=["comparative", "single_hop"], n=8, max_rounds=5)
-    asked = sum(1 for name, _, _ in bad.calls if name == "evolve_comparative")
+    bad = ScriptedLLM(with_overrides(compose_comparative=lambda v: {
+        "question": "Which one is larger?", "first": "Gold", "second": "Basic"}))
+    summary = run(store, bad, types=["comparative", "single_hop"], n=8)
     judged = [c for c in load_candidates(store) if c["type"] == "comparative"]
     assert judged and all(c["verdict"] == "failed" for c in judged)
-    # round 1 asks 2; round 2 asks the shortfall over the pass rate (2 / (1/3) = 6, at most 4x,
-    # as many as the KB has pairs for); then, with >= 3 judged and none passing, it stops
-    assert asked == len(judged) and 3 <= asked <= 2 + 6
-    assert any(n.startswith("comparative: none of") and "go to single_hop" in n
-               for n in summary.notes)
+    assert summary.verified_total >= 8 - summary.types["comparative"].planned  # places filled
+    assert summary.types["single_hop"].verified >= 7  # nothing relabelled: more single-hop items

@@ -1,62 +1,168 @@
-"""Planted bad candidates (issue 12): every one is rejected, by the check meant to catch it,
-while right items of the same shapes pass. The verifier is a scripted honest reader: it answers
-each question from the passages it is shown, as a careful model would."""
+"""Planted bad items: every one is rejected, by the check meant to catch it, while right items
+of the same shapes pass. The reader is a scripted honest reader: it answers each question from
+the sentences it is shown, as a careful model would; composers are scripted to make each
+mistake a small model makes."""
 
 from __future__ import annotations
 
 import asyncio
 
-from builder.generate.checks import CHECKS
+import pytest
+
+from builder.generate import compose, reader
+from builder.generate.compose import Part
 from builder.generate.context import RunContext
 from builder.generate.models import GenerateOptions
-from builder.generate.verify import verify_pending
-from builder.store.candidates import load_candidates, load_facts
+from builder.generate.pipeline import judge_question
+from builder.store.documents import list_chunks
+from builder.text.values import find_values
 
 from tests.fakes import ScriptedLLM
-from tests.support.planted import build, good, honest_reader, planted
+from tests.support.planted import build, good_single, honest_reader, planted_single, span
 
 
-def _verify(store, llm):
-    ctx = RunContext.create(store, llm, GenerateOptions())
-    facts = {f["id"]: f for f in load_facts(store)}
-    asyncio.run(verify_pending(ctx, load_candidates(store), facts))
-    return {c["id"]: c for c in load_candidates(store)}
+def _ctx(store, respond):
+    return RunContext.create(store, ScriptedLLM(respond), GenerateOptions())
 
 
-def test_every_planted_bad_candidate_is_rejected_by_its_check(tmp_path):
+def _kb(store):
+    chunks = list_chunks(store)
+    return reader.KnowledgeIndex(chunks, {c["id"]: c["title"] for c in chunks})
+
+
+def test_every_planted_single_hop_item_is_rejected_by_its_check(tmp_path):
     store = build(tmp_path / "g.db")
-    bad = planted(store)
-    right = good(store)
-    llm = ScriptedLLM(honest_reader)
-    verdicts = _verify(store, llm)
-    for what, cand, checks in bad:
-        got = verdicts[cand["id"]]
-        failed = {r.split(":")[0] for r in got["rejection_reasons"]}
-        assert got["verdict"] == "failed", f"{what} passed: {got['question']!r}"
-        assert failed & checks, f"{what}: rejected by {failed}, expected one of {checks}"
-    for cand in right:
-        got = verdicts[cand["id"]]
-        assert got["verdict"] == "passed", (got["question"], got["rejection_reasons"])
-    # a failed code check spares the reader; each right item was read (round trips recorded)
-    asked = {v["question"] for _, v, _ in llm.calls}
-    assert "How many days of holiday does dxw offer each year?" not in asked
-    assert all(any(c["source"] == "llm" for c in verdicts[r["id"]]["verification"])
-               for r in right)
+    ctx, kb = _ctx(store, honest_reader), _kb(store)
+    for what, question, sp, checks in planted_single(store):
+        reasons = asyncio.run(judge_question(ctx, kb, question, sp))
+        assert reasons, f"{what} passed: {question!r}"
+        assert {r.split(":")[0] for r in reasons} & checks, (what, reasons)
+    for question, sp in good_single(store):
+        assert asyncio.run(judge_question(ctx, kb, question, sp)) == [], question
 
 
-def test_a_reader_that_agrees_with_everything_still_cannot_pass_the_code_caught_faults(tmp_path):
-    """A verifier that echoes the reference back (the weak-verifier failure) is no help to
-    the faults code catches; the round trip only adds to them."""
+def test_a_failed_code_check_spares_the_reader_call(tmp_path):
     store = build(tmp_path / "g.db")
-    bad = planted(store)
-    refs = {c["question"]: c["answer"] for _, c, _ in bad}
+    ctx, kb = _ctx(store, honest_reader), _kb(store)
+    for _what, question, sp, checks in planted_single(store):
+        if checks == {"form"}:
+            asyncio.run(judge_question(ctx, kb, question, sp))
+    assert ctx.llm.calls == []
 
-    def yes_man(name, v, role):
-        return {"passage": 1, "answer": refs.get(v["question"], "")}
 
-    verdicts = _verify(store, ScriptedLLM(yes_man))
-    code_checks = {run.__name__ for _, run in CHECKS}
-    code_caught = [(w, c) for w, c, checks in bad if checks <= code_checks]
-    assert len(code_caught) >= 5
-    for what, cand in code_caught:
-        assert verdicts[cand["id"]]["verdict"] == "failed", what
+def test_a_reader_that_echoes_every_reference_cannot_pass_what_code_catches(tmp_path):
+    store = build(tmp_path / "g.db")
+    refs = {q: sp.answer for _, q, sp, _ in planted_single(store)}
+    ctx, kb = _ctx(store, lambda n, v, r: {"sentence": 1, "answer": refs.get(v["question"], "")}), \
+        _kb(store)
+    for what, question, sp, checks in planted_single(store):
+        if checks == {"form"}:
+            assert asyncio.run(judge_question(ctx, kb, question, sp)), what
+
+
+def _part(store, chunk_id, answer, question) -> Part:
+    sp = span(store, chunk_id, answer)
+    cand = {"id": f"c-{answer}", "question": question, "answer": answer, "language": "en",
+            "fact_ids": [sp.fact["id"]], "chunk_ids": [chunk_id], "seed_fact_id": sp.fact["id"],
+            "document_id": sp.document_id,
+            "evidence": [{"chunk_id": chunk_id, "quote": sp.fact["evidence"],
+                          "start": sp.fact["evidence_start"], "end": sp.fact["evidence_end"]}]}
+    return Part(cand, sp, find_values(answer, "en")[0] if find_values(answer, "en") else None)
+
+
+@pytest.fixture
+def parts(tmp_path):
+    store = build(tmp_path / "g.db")
+    holiday = _part(store, "holiday.md#0", "25 days",
+                    "How many days of holiday does the company offer each calendar year?")
+    carry = _part(store, "holiday.md#0", "5 days",
+                  "How many days of unused holiday can staff carry over?")
+    return store, holiday, carry
+
+
+def _compose(store, kind, reply, *args):
+    def respond(name, v, role):
+        return honest_reader(name, v, role) if name == "reader" else reply
+    ctx = _ctx(store, respond)
+    fn = {"comparative": compose.comparative, "reasoning": compose.difference}[kind]
+    return asyncio.run(fn(ctx, *args))
+
+
+def test_a_comparative_whose_question_asks_the_other_way_is_rejected(parts):
+    store, holiday, carry = parts
+    bad = _compose(store, "comparative", {"question": "Which is smaller, the holiday or the "
+                   "carry-over?", "first": "the holiday", "second": "the carry-over"},
+                   holiday, carry)
+    assert bad["verdict"] == "failed" and any(r.startswith("reader") for r in bad["rejection_reasons"])
+    good = _compose(store, "comparative", {"question": "Which is larger, the holiday or the "
+                    "carry-over?", "first": "the holiday", "second": "the carry-over"},
+                    holiday, carry)
+    assert good["verdict"] == "passed", good["rejection_reasons"]
+    assert good["answer"].startswith("the holiday (25 days") and good["parent_id"] == holiday.cand["id"]
+    assert good["fact_ids"] == holiday.cand["fact_ids"] + carry.cand["fact_ids"]
+
+
+def test_a_comparative_that_names_one_thing_or_states_a_value_is_rejected(parts):
+    store, holiday, carry = parts
+    one = _compose(store, "comparative", {"question": "Which is larger, the holiday or the "
+                   "other?", "first": "the holiday", "second": "the carry-over"}, holiday, carry)
+    assert one["verdict"] == "failed" and "names: does not name both things" in one["rejection_reasons"]
+    leak = _compose(store, "comparative", {"question": "Which is larger, the holiday of 25 days "
+                    "or the carry-over?", "first": "the holiday", "second": "the carry-over"},
+                    holiday, carry)
+    assert leak["verdict"] == "failed"
+
+
+def test_reasoning_answer_is_computed_and_a_non_difference_question_is_rejected(parts):
+    store, holiday, carry = parts
+    good = _compose(store, "reasoning", {"question": "What is the difference between the "
+                    "holiday offered each calendar year and the unused holiday staff can carry "
+                    "over?"}, holiday, carry)
+    assert good["verdict"] == "passed", good["rejection_reasons"]
+    assert good["answer"] == "20 days"
+    bad = _compose(store, "reasoning", {"question": "Which is longer, the holiday offered each "
+                   "calendar year or the unused holiday staff can carry over?"}, holiday, carry)
+    assert bad["verdict"] == "failed" and "asks: does not ask for a difference" in bad["rejection_reasons"]
+
+
+def test_an_unanswerable_the_knowledge_base_answers_is_rejected(parts):
+    store, holiday, _ = parts
+    kb = _kb(store)
+    kb_text = "\n".join(c["text"] for c in kb.chunks).casefold()
+
+    def run(sibling, reader_answer):
+        def respond(name, v, role):
+            if name == "compose_unanswerable":
+                return {"name": sibling}
+            return {"sentence": 1 if reader_answer else 0, "answer": reader_answer}
+        return asyncio.run(compose.unanswerable(_ctx(store, respond), holiday, "company", kb,
+                                                kb_text))
+
+    present = run("payroll", "")          # a name the knowledge base uses
+    assert present["verdict"] == "failed" and present["rejection_reasons"][0].startswith("absent")
+    answered = run("Tacoma office", "25 days")   # the reader still finds an answer
+    assert answered["verdict"] == "failed" and answered["rejection_reasons"][0].startswith("refusal")
+    right = run("Tacoma office", "")
+    assert right["verdict"] == "passed", right["rejection_reasons"]
+    assert right["chunk_ids"] == [] and right["answer"] == "The knowledge base does not contain this information."
+    assert "Tacoma office" in right["question"] and "company" not in right["question"]
+
+
+def test_a_multi_hop_that_names_its_bridge_or_needs_one_chunk_is_rejected(tmp_path):
+    store = build(tmp_path / "g.db")
+    kb = _kb(store)
+    first = _part(store, "holiday.md#0", "25 days", "How many days of holiday are offered?")
+    second = _part(store, "holiday.md#0", "5 days", "How many of the 25 days can staff carry over?")
+    names = _multi(store, kb, {"question": "How many days of holiday, 25 days, are offered?"},
+                   first, second)
+    assert names["verdict"] == "failed"
+    assert any(r.startswith("bridge") for r in names["rejection_reasons"])
+    same_chunk = _multi(store, kb, {"question": "What does the holiday policy offer each year?"},
+                        first, first)
+    assert same_chunk["verdict"] == "failed"
+    assert any(r.startswith(("necessity", "hop1")) for r in same_chunk["rejection_reasons"])
+
+
+def _multi(store, kb, reply, a, b):
+    ctx = _ctx(store, lambda n, v, r: reply if n == "compose_multi_hop" else honest_reader(n, v, r))
+    return asyncio.run(compose.multi_hop(ctx, a, b, kb))

@@ -14,8 +14,8 @@ from builder.llm.types import BudgetExceeded, LLMResult
 from tests.fakes import ScriptedLLM
 from tests.support.scripted_kb import build_kb, ideal
 
-STAGES = ["facts", "questions", "evolve_temporal", "evolve_multi_hop", "evolve_unanswerable_near",
-          "roundtrip"]
+STAGES = ["question", "reader", "compose_comparative", "compose_difference",
+          "compose_unanswerable"]
 
 
 class Boom(RuntimeError):
@@ -25,7 +25,6 @@ class Boom(RuntimeError):
 def snapshot(store):
     return {
         "candidates": store.query("SELECT id, type, verdict, difficulty, duplicate_of FROM candidates ORDER BY id"),
-        "facts": store.query("SELECT id FROM facts ORDER BY id"),
         "done": store.query("SELECT stage, key FROM stage_done WHERE stage != 'dedup' "
                             "ORDER BY stage, key"),  # dedup rows cache pool states
     }
@@ -76,26 +75,33 @@ def test_crash_in_stage_then_resume(clean, stage, kb_store):
 def test_budget_stop_is_clean_and_resumes(clean, kb_store):
     expected, clean_calls = clean
     store = kb_store
-    first = ScriptedLLM(failing_at("questions", 1, BudgetExceeded("budget of $0.01 spent")))
+    first = ScriptedLLM(failing_at("question", 1, BudgetExceeded("budget of $0.01 spent")))
     summary = run_generate(store, first, GenerateOptions(n=10))
     assert summary.stopped and "budget" in summary.stopped
     second = ScriptedLLM(ideal)
     run_generate(store, second, GenerateOptions(n=10))
     assert snapshot(store) == expected
     made = Counter(name for name, _, _ in first.calls + second.calls)
-    made["questions"] -= 1  # the call that hit the budget
+    made["question"] -= 1  # the call that hit the budget
     assert +made == +clean_calls
 
 
 def test_failed_calls_are_values_and_retried_next_run(kb_store):
+    """A failed question call stores nothing (asked again next run); a failed round trip leaves
+    its candidate pending (read again next run); neither stops the run."""
     store = kb_store
-    bad = ScriptedLLM(failing_at("facts", 2, LLMResult(None, "invalid", error="bad json")))
-    summary = run_generate(store, bad, GenerateOptions(n=10, max_rounds=1))
-    assert summary.llm_failures == 1 and summary.stopped is None
-    assert len(store.query("SELECT key FROM stage_done WHERE stage = 'facts'")) == 6
-    again = ScriptedLLM(ideal)
-    run_generate(store, again, GenerateOptions(n=16))
-    assert [name for name, _, _ in again.calls].count("facts") == 1  # only the failed chunk
-    assert len(store.query("SELECT key FROM stage_done WHERE stage = 'facts'")) == 7
+    failures = {"question": 2, "reader": 1}  # which call of each prompt fails
+    seen: Counter = Counter()
+
+    def flaky(name, v, role):
+        seen[name] += 1
+        if failures.get(name) == seen[name]:
+            return LLMResult(None, "invalid" if name == "question" else "error", error="injected")
+        return ideal(name, v, role)
+
+    summary = run_generate(store, ScriptedLLM(flaky), GenerateOptions(n=10))
+    assert summary.llm_failures == 2 and summary.stopped is None
+    run_generate(store, ScriptedLLM(ideal), GenerateOptions(n=10))
+    assert store.query("SELECT id FROM candidates WHERE verdict = 'pending'") == []
     ids = [c["id"] for c in store.query("SELECT id FROM candidates")]
     assert len(ids) == len(set(ids))

@@ -71,8 +71,7 @@ def test_each_shape_yields_verified_items_that_answer_their_question(tmp_path, s
         (kb / name).write_text(text, encoding="utf-8")
     with Store(tmp_path / "g.db") as store:
         ingest_paths(store, [str(kb)])
-        run_generate(store, ScriptedLLM(ideal), GenerateOptions(n=4, types=["single_hop"],
-                                                                facts="text"))
+        run_generate(store, ScriptedLLM(ideal), GenerateOptions(n=4, types=["single_hop"]))
         cands = load_candidates(store)
         chunks = {r["id"]: r["text"] for r in store.query("SELECT id, text FROM chunks")}
     verified = [c for c in cands if c["verdict"] == "passed" and not c["duplicate_of"]]
@@ -87,7 +86,7 @@ def test_each_shape_yields_verified_items_that_answer_their_question(tmp_path, s
         for c in verified:
             level = next(n for n in ("1", "2", "3") if f"Developer {n}" in c["question"])
             assert f"Developer {level}" in c["question"]
-    if shape == "no_numbers":
+    if shape == "no_numbers":  # names are answers too
         assert not any(numbers(c["answer"]) for c in verified)
     if shape == "spanish":
         assert all(c["language"] == "es" for c in cands)
@@ -110,11 +109,11 @@ def test_the_steps_of_a_numbered_procedure_are_not_asked_about(tmp_path):
     with Store(tmp_path / "g.db") as store:
         ingest_paths(store, [str(kb)])
         summary = run_generate(store, ScriptedLLM(ideal),
-                               GenerateOptions(n=8, types=["single_hop"], facts="text"))
+                               GenerateOptions(n=8, types=["single_hop"]))
         cands = load_candidates(store)
     asked = " ".join(c["evidence"][0]["quote"] for c in cands)
     assert "Plus plan stores 10 GB" in asked or "Standard plan stores 1 GB" in asked
     assert "12 months" in asked
     for step in ("Settings", "interval", "Restart"):
         assert step not in asked
-    assert summary.facts_asked.get("a step of a numbered procedure") == 3
+    assert summary.verified_total >= 2

@@ -7,14 +7,12 @@ import pytest
 from builder.errors import InputError
 from builder.generate import dedup
 from builder.generate.difficulty import level
-from builder.generate.facts import ground_facts
-from builder.generate.models import ExtractedFact
 from builder.vocabulary import DEFENSIVE
 from builder.generate.plan import (
-    expected_difficulty, largest_remainder, parse_mix, parse_types, steer_for_difficulty,
+    largest_remainder, parse_mix, parse_types,
     type_targets,
 )
-from builder.generate.spans import locate_span
+from builder.text.locate import locate_span
 from builder.generate.terms import arithmetic_closure, dates, numbers
 from builder.text.language import detect_language
 
@@ -43,35 +41,14 @@ def test_numbers_dates_and_language():
     assert detect_language("Standard shipping takes 5 days") == "en"
 
 
-def test_ground_facts_keeps_grounded_and_drops_fabricated():
-    chunk = {"id": "c1", "document_id": "d", "text": "The Gold membership costs $49 per year.\n"
-             "Gold members  get free express shipping.", "language": "en"}
-    extracted = [
-        ExtractedFact(fact="The Gold membership costs $49 per year.",
-                      evidence="the gold membership costs $49 per year", entities=["Gold membership", "Platinum"]),
-        ExtractedFact(fact="Gold members get free express shipping.",
-                      evidence="Gold members get free express shipping"),
-        ExtractedFact(fact="Gold members get a free tent.", evidence="Gold members get a free tent"),
-        ExtractedFact(fact="Gold members get a free tent.", evidence="Gold members"),  # wrong quote
-        ExtractedFact(fact="The Gold membership costs $49 per year.", evidence="$49 per year"),
-    ]
-    rows, dropped = ground_facts(chunk, extracted, prompt_name="facts", prompt_version="1")
-    assert dropped == 2
-    assert [r["text"] for r in rows] == [e.fact for e in extracted[:2]]  # 5th: same claim+span as 1st
-    first = rows[0]
-    assert chunk["text"][first["evidence_start"]:first["evidence_end"]] == first["evidence"]
-    assert first["entities"] == ["Gold membership"]  # "Platinum" is not in the chunk
-    assert rows[1]["evidence"] == "Gold members  get free express shipping"
-
-
 def test_plan_sums_to_n_with_defensive_floor():
     plan, notes = type_targets(20, None, None)
     assert sum(plan.values()) == 20 and not notes
-    assert sum(plan[t] for t in DEFENSIVE) >= 3
+    assert sum(plan.get(t, 0) for t in DEFENSIVE) >= 3
     plan, notes = type_targets(10, {"single_hop": 1, "multi_hop": 1}, None)
     assert plan == {"single_hop": 5, "multi_hop": 5} and notes
     plan, _ = type_targets(7, None, ["single_hop", "unanswerable"])
-    assert sum(plan.values()) == 7 and plan["unanswerable"] >= 2
+    assert sum(plan.values()) == 7 and plan["unanswerable"] >= 1
     assert largest_remainder(3, {"single_hop": 1, "reasoning": 1}) == {"single_hop": 2, "reasoning": 1}
     with pytest.raises(InputError):
         parse_mix("single_hop=abc")
@@ -79,19 +56,6 @@ def test_plan_sums_to_n_with_defensive_floor():
         parse_mix("bogus=1")
     with pytest.raises(InputError):
         parse_types("single_hop,nope")
-
-
-def test_plan_steered_towards_the_difficulty_target():
-    target = {"easy": 0.4, "medium": 0.3, "hard": 0.3}
-    plan, _ = type_targets(60, None, None)
-    steered, notes = steer_for_difficulty(plan, target, user_mix=False)
-    assert sum(steered.values()) == 60 and notes
-    assert steered["single_hop"] > plan["single_hop"]
-    assert all(steered[t] == plan[t] for t in DEFENSIVE)  # the defensive floor is untouched
-    assert all(steered[t] >= 1 for t in ("reasoning", "multi_hop", "comparative"))
-    assert expected_difficulty(steered)["easy"] >= 24 > expected_difficulty(plan)["easy"]
-    # a user --mix is kept exactly
-    assert steer_for_difficulty(plan, target, user_mix=True) == (plan, [])
 
 
 def test_difficulty_levels():

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from builder.generate.models import FactsOutput
+from builder.generate.models import WrittenQuestion
 from builder.llm.client import cache_key
 from builder.llm.structured import cache_schema
 from builder.store import Store
@@ -26,7 +26,7 @@ from tests.support.scripted_kb import build_kb
 DEAD_URL = "http://127.0.0.1:9/v1"  # nothing listens there: staging must never try
 
 
-def stage(golden_cli, tmp_path: Path, *more: str, url: str = DEAD_URL, n: int = 6):
+def stage(golden_cli, tmp_path: Path, *more: str, url: str = DEAD_URL, n: int = 14):
     db = tmp_path / "g.db"
     if not db.exists():
         build_kb(db).close()
@@ -75,20 +75,20 @@ def test_staging_writes_batch_api_lines_the_live_client_would_send(tmp_path, gol
         assert set(line) == {"custom_id", "method", "url", "body"}
         assert line["method"] == "POST" and line["url"] == "/v1/chat/completions"
         body = line["body"]
-        assert body["model"] == "stub-model" and body["max_tokens"] == 1024
+        assert body["model"] == "stub-model" and body["max_tokens"] == 80  # question.prompt's cap
         assert body["response_format"]["type"] == "json_schema"
-        assert body["response_format"]["json_schema"]["name"] == "FactsOutput"
+        assert body["response_format"]["json_schema"]["name"] == "WrittenQuestion"
         # custom_id is golden's cache key for exactly these messages
         assert line["custom_id"] == cache_key(DEAD_URL, "stub-model", body["messages"],
-                                              {"temperature": 0.2, "max_tokens": 1024},
-                                              cache_schema(FactsOutput))
+                                              {"temperature": 0.2, "max_tokens": 80},
+                                              cache_schema(WrittenQuestion))
     assert len({x["custom_id"] for x in staged}) == len(staged)
     manifest = json.loads((tmp_path / "jobs" / "manifest.json").read_text())
     [entry] = manifest["files"]
     data = path.read_bytes()
     assert entry["name"] == path.name and entry["lines"] == len(staged)
     assert entry["bytes"] == len(data) and entry["sha256"] == hashlib.sha256(data).hexdigest()
-    assert entry["stages"] == {"facts": len(staged)} and entry["model"] == "stub-model"
+    assert entry["stages"] == {"question": len(staged)} and entry["model"] == "stub-model"
     assert manifest["rounds"] == 1 and manifest["finished"] == {}
     [message] = [x for x in err.splitlines() if "staged" in x]
     assert path.name in message and "golden batch submit" in message
@@ -106,7 +106,7 @@ def test_files_split_at_the_line_and_byte_limits(tmp_path, golden_cli, monkeypat
     assert sorted(everything) == sorted(r["custom_id"] for r in staged)
     assert {Path(r["file"]).name for r in staged} == {p.name for p in files}
 
-    one_line = max(len(p.read_bytes()) for p in files) // 2 + 10
+    one_line = max(len(line) for p in files for line in p.read_bytes().splitlines(True)) + 10
     monkeypatch.setattr(staging, "MAX_LINES", 50_000)
     monkeypatch.setattr(staging, "MAX_BYTES", one_line)
     (tmp_path / "g.db").unlink()
@@ -116,7 +116,7 @@ def test_files_split_at_the_line_and_byte_limits(tmp_path, golden_cli, monkeypat
     files = request_files(tmp_path)
     assert len(files) >= 2 and all(len(p.read_bytes()) <= one_line for p in files)
     manifest = json.loads((tmp_path / "jobs" / "manifest.json").read_text())
-    assert [f["name"] for f in manifest["files"]] == [p.name for p in files]
+    assert sorted(f["name"] for f in manifest["files"]) == sorted(p.name for p in files)
     assert sum(f["lines"] for f in manifest["files"]) == len(staged)
 
 
@@ -274,7 +274,8 @@ def test_replies_are_read_as_the_live_client_reads_them(tmp_path, golden_cli):
         second = {x["custom_id"]: x for x in lines(follow)}
         assert set(second) == {staged[0]["custom_id"] + "-1", staged[1]["custom_id"] + "-1"}
         longer = second[staged[0]["custom_id"] + "-1"]["body"]
-        assert longer["max_tokens"] == 2048 and longer["messages"] == staged[0]["body"]["messages"]
+        # twice the room of the stage's own cap (question.prompt: 80)
+        assert longer["max_tokens"] == 160 and longer["messages"] == staged[0]["body"]["messages"]
         repair = second[staged[1]["custom_id"] + "-1"]["body"]["messages"]
         assert repair[:2] == staged[1]["body"]["messages"]
         assert repair[2]["role"] == "assistant" and repair[3]["role"] == "user"
@@ -288,7 +289,7 @@ def test_replies_are_read_as_the_live_client_reads_them(tmp_path, golden_cli):
     rows = {r["cache_key"]: r for r in db_rows(
         tmp_path, "SELECT cache_key, status, error, prompt_tokens, attempts FROM llm_calls")}
     truncated = rows[staged[0]["custom_id"]]
-    assert truncated["status"] == "truncated" and "max_tokens=2048" in truncated["error"]
+    assert truncated["status"] == "truncated" and "max_tokens=160" in truncated["error"]
     assert truncated["prompt_tokens"] == 200 and truncated["attempts"] == 2  # both steps
     assert rows[staged[1]["custom_id"]]["status"] == "ok"  # repaired
 
@@ -392,7 +393,7 @@ def test_a_pass_that_cannot_write_its_files_stages_nothing(tmp_path, golden_cli,
     written = []
 
     def full_disk(self, *args, **kwargs):
-        if len(written) == 3:
+        if len(written) == 2:  # the first pass stages 3 requests at --n 6
             raise OSError(errno.ENOSPC, "No space left on device", str(self.dir))
         written.append(args[0])
         return real_add(self, *args, **kwargs)
@@ -419,7 +420,7 @@ def test_identical_requests_are_staged_once_concurrent_or_not(tmp_path):
     import asyncio
 
     from builder.errors import JobStopped
-    from builder.generate.models import EvolvedQuestion
+    from builder.generate.models import WrittenQuestion
     from builder.llm.batch.staging import BatchClient, staged_pass
     from builder.llm.prompts import load_prompt
     from builder.llm.settings import LLMSettings
@@ -427,15 +428,15 @@ def test_identical_requests_are_staged_once_concurrent_or_not(tmp_path):
     store = build_kb(tmp_path / "g.db")
     client = BatchClient(store, LLMSettings(model="m", batch_dir=str(tmp_path / "jobs")),
                          job="generate")
-    prompt = load_prompt("questions")
-    same = {"fact": "Gold costs [BLANK].", "kind": "a price", "title": "Plans",
-            "language": "English"}
+    prompt = load_prompt("question")
+    same = {"passage": "Gold costs $60.", "answer": "$60", "kind": "a price", "title": "Plans",
+            "language": "English", "mention": []}
 
     async def ask():
-        first = await asyncio.gather(*(client.structured(prompt, same, EvolvedQuestion)
+        first = await asyncio.gather(*(client.structured(prompt, same, WrittenQuestion)
                                        for _ in range(3)))
-        again = await client.structured(prompt, same, EvolvedQuestion)
-        other = await client.structured(prompt, {**same, "kind": "an amount"}, EvolvedQuestion)
+        again = await client.structured(prompt, same, WrittenQuestion)
+        other = await client.structured(prompt, {**same, "kind": "an amount"}, WrittenQuestion)
         return [r.status for r in [*first, again, other]]
 
     with pytest.raises(JobStopped, match="staged 2 requests"):

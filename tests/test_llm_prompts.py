@@ -3,14 +3,13 @@ marked sections (`--- system example`), and one rule says which folder a file co
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from builder.errors import InputError
-from builder.generate.context import RunContext
-from builder.generate.models import GenerateOptions
-from builder.generate.verify import _example_lines
+from builder.generate.context import PROMPT_NAMES
 from builder.llm.prompts import load_prompt, load_sentences, parse_prompt
-from tests.fakes import ScriptedLLM
 
 FRAMED = """name: framed
 version: 1
@@ -44,24 +43,23 @@ def test_the_header_may_cap_the_reply_and_a_bad_cap_names_the_file():
 
 
 @pytest.mark.parametrize(("name", "cap"), [
-    # one phrase: of ~4,700 replies 99% took at most 55 tokens (the longest of 96 in the latest
-    # Spanish run: 38); at 256 a runaway "C:\" reply was cut off at 256, then 512 tokens, in
-    # each of two rounds (213 s of the run's 1,431)
-    ("roundtrip", 96),
-    # one question: of ~4,700 replies, 99% took at most 38 tokens
-    ("questions", 256),
-    # one question (and answer): the longest of 60-475 replies each took 37-104 tokens
-    ("evolve_ambiguous", 256), ("evolve_comparative", 256), ("evolve_multi_hop", 256),
-    ("evolve_reasoning", 256), ("evolve_unanswerable", 256),
-    # one question for each of up to six statements: the longest of 126 replies took 133
-    ("evolve_unanswerable_near", 384)])
+    # one short phrase copied from a sentence: a runaway reply ('"C:\\"' escaping its closing
+    # quote) must stop early, not run to the global 1024 tokens
+    ("reader", 64),
+    # one question: of ~4,700 replies to the earlier writer, 99% took at most 38 tokens
+    ("question", 80),
+    # one question (and two short names)
+    ("compose_comparative", 120), ("compose_difference", 120), ("compose_multi_hop", 120),
+    ("compose_ambiguous", 100),
+    # one name
+    ("compose_unanswerable", 40)])
 def test_the_short_reply_stages_cap_their_replies(name, cap):
     assert load_prompt(name).max_tokens == cap
 
 
 def test_a_reply_of_many_questions_keeps_the_global_room():
-    # the outline's questions ran to 570 tokens: a cap would cut good replies
-    assert load_prompt("evolve_unanswerable_topics").max_tokens is None
+    # a judge reply lists its claims: a cap would cut good replies
+    assert load_prompt("judge_claims").max_tokens is None
 
 
 def test_lists_are_framed_by_the_file_and_values_stay_data():
@@ -82,50 +80,44 @@ def test_the_example_is_part_of_the_system_message_and_found_by_its_mark():
     system = prompt.render({"passages": [], "avoid": []})[0]["content"]
     assert system == 'Check the items.\nSample: "How long is a loan?"\nReply with JSON.'
     assert prompt.examples == ('Sample: "How long is a loan?"',)
-    ctx = RunContext(store=None, llm=ScriptedLLM(lambda *a: {}), options=GenerateOptions(),
-                     prompts={"framed": prompt, "questions": load_prompt("questions")})
-    assert _example_lines(ctx, ("framed",)) == 'Sample: "How long is a loan?"'
-    assert "Library books can be borrowed" in _example_lines(ctx, ("questions", "statements"))
 
 
 def test_every_generation_prompt_marks_its_worked_example():
-    for name in ("questions", "evolve_reasoning", "evolve_multi_hop", "evolve_comparative",
-                 "evolve_temporal", "evolve_unanswerable", "evolve_unanswerable_topics",
-                 "evolve_ambiguous"):
+    for name in PROMPT_NAMES:
         assert load_prompt(name).examples, name
 
 
 def test_one_folder_rule_for_prompts_and_sentence_files(tmp_path, monkeypatch):
     env, cli = tmp_path / "env", tmp_path / "cli"
-    facts = open(load_prompt("facts").source, encoding="utf-8").read()
+    facts = open(load_prompt("question").source, encoding="utf-8").read()
     for folder, word in ((env, "env"), (cli, "cli")):
         folder.mkdir()
         (folder / "refusals.md").write_text(f"en: Not known ({word}).\n", encoding="utf-8")
-        (folder / "facts.prompt").write_text(facts.replace("version: 1", f"version: {word}"),
+        (folder / "question.prompt").write_text(re.sub(r"version: \d+", f"version: {word}", facts),
                                              encoding="utf-8")
     monkeypatch.setenv("GOLDEN_PROMPTS", str(env))
     assert load_sentences("refusals.md")["en"] == "Not known (env)."
-    assert load_prompt("facts").version == "env"
+    assert load_prompt("question").version == "env"
     # --prompts wins over GOLDEN_PROMPTS, for prompt and sentence files alike
     assert load_sentences("refusals.md", str(cli))["en"] == "Not known (cli)."
-    assert load_prompt("facts", str(cli)).version == "cli"
+    assert load_prompt("question", str(cli)).version == "cli"
     # a file the override folder lacks comes from the bundled prompts
-    assert load_sentences("ambiguous.md", str(cli))["en"] == "It depends on which one you mean."
-    assert load_prompt("questions", str(cli)).source.endswith("questions.prompt")
-    assert not load_prompt("questions", str(cli)).source.startswith(str(cli))
+    assert load_sentences("refusal_phrases.md", str(cli))
+    assert load_prompt("reader", str(cli)).source.endswith("reader.prompt")
+    assert not load_prompt("reader", str(cli)).source.startswith(str(cli))
 
 
 def test_an_override_list_must_use_fields_the_stage_passes(tmp_path):
-    bundled = open(load_prompt("roundtrip").source, encoding="utf-8").read()
-    (tmp_path / "roundtrip.prompt").write_text(
-        bundled.replace("{{text}}\n</passage>", "{{text}} ({{source}})\n</passage>"),
+    bundled = open(load_prompt("reader").source, encoding="utf-8").read()
+    (tmp_path / "reader.prompt").write_text(
+        bundled.replace("[{{number}}] {{text}}", "[{{number}}] {{text}} ({{source}})"),
         encoding="utf-8")
-    with pytest.raises(InputError, match=r"roundtrip.prompt:\d+: unknown placeholder "
-                                         r"\{\{source\}\}; each of the roundtrip "
-                                         r"prompt's passages has number, text"):
-        load_prompt("roundtrip", str(tmp_path))
-    (tmp_path / "roundtrip.prompt").write_text(
-        bundled[:bundled.index("--- list passages")], encoding="utf-8")
-    with pytest.raises(InputError, match=r"\{\{passages\}\} is a list: the prompt needs a "
-                                         r"'--- list passages' section"):
-        load_prompt("roundtrip", str(tmp_path))
+    with pytest.raises(InputError, match=r"reader.prompt:\d+: unknown placeholder "
+                                         r"\{\{source\}\}; each of the reader "
+                                         r"prompt's sentences has number, text"):
+        load_prompt("reader", str(tmp_path))
+    (tmp_path / "reader.prompt").write_text(
+        bundled[:bundled.index("--- list sentences")], encoding="utf-8")
+    with pytest.raises(InputError, match=r"\{\{sentences\}\} is a list: the prompt needs a "
+                                         r"'--- list sentences' section"):
+        load_prompt("reader", str(tmp_path))

@@ -51,31 +51,21 @@ HOSTILE = [  # (id, text, [(fact, evidence, entities)])
        f"Order codes look like {SQL} and expire after 30 days", [SQL])]),
     ("h-ansi", f"{ANSI} {OSC} It closes at 6 pm.",
      [("The Lisbon store opens at 9 am.", "The Lisbon store opens at 9 am.", ["Lisbon store"])]),
-    ("h-html", f"{SCRIPT} The Oslo store sells 12 kinds of tents.",
+    ("h-html", f"The Oslo store sells 12 kinds of tents. {SCRIPT}",
      [("The Oslo store sells 12 kinds of tents.", "The Oslo store sells 12 kinds of tents",
        ["Oslo store"])]),
-    ("h-long", f"The vault code is 7. {LONG}",
-     [("The vault code is 7.", "The vault code is 7.", ["vault code"])]),
+    ("h-long", f"The vault code changes every 7 days. {LONG}",
+     [("The vault code changes every 7 days.", "The vault code changes every 7 days.",
+       ["vault code"])]),
 ]
-_HOSTILE_FACTS = {text: facts for _, text, facts in HOSTILE}
-_KNOWN = {text for chunks in KB.values() for _, text, _ in chunks}
 
 
 def obeying(name: str, v, role: str):
-    """The ideal model, except that it obeys the injection: whatever it writes about the
-    chunk carrying it answers "42", and so does its round-trip reader when it sees it."""
-    if name == "facts" and v["chunk"] in _HOSTILE_FACTS:
-        return {"facts": [{"fact": f, "evidence": e, "entities": ents, "dates": []}
-                          for f, e, ents in _HOSTILE_FACTS[v["chunk"]]]}
-    if name == "facts" and v["chunk"] not in _KNOWN:  # notes.md: finds nothing it trusts
-        return {"facts": []}
-    if name == "roundtrip" and INJECTION in v["passages"]:
-        return {"passage": 1, "answer": "42"}
-    reply = ideal(name, v, role)
-    if name.startswith("evolve_") and "Summit jacket" in json.dumps(dict(v)) \
-            and "answer" in reply:
-        reply["answer"] = "42"
-    return reply
+    """The ideal model, except that its reader obeys the injection: it answers "42" whenever
+    it is shown the chunk carrying it."""
+    if name == "reader" and INJECTION in v["sentences"]:
+        return {"sentence": 1, "answer": "42"}
+    return ideal(name, v, role)
 
 
 def kb_jsonl(path: Path) -> None:
@@ -156,12 +146,10 @@ def test_generation_stays_well_formed_and_rejects_the_injected_answers(hostile_d
             assert ev["chunk_id"] in chunk_ids
     # single-hop answers are chosen by code: the obeying writer cannot plant "42" there
     assert not any(c["answer"].strip() == "42" for c in cands if c["type"] == "single_hop")
-    for c in [c for c in cands if c["answer"].strip() == "42"]:  # evolutions it wrote
-        assert c["verdict"] == "failed"
-        assert any(r.startswith(("numbers_grounded", "round_trip")) for r in c["rejection_reasons"]), c
     # and where its round-trip reader obeyed, the item did not pass on that answer
     for c in cands:
-        if any("'42'" in (v.get("reason") or "") for v in c["verification"]):
+        if any("'42'" in (v.get("reason") or "") or v.get("answer") == "42"
+               for v in c["verification"] or []):
             assert c["verdict"] == "failed", c
     hostile = [c for c in cands if c["verdict"] == "passed" and
                ({"h-markup", "h-sql", "h-ansi", "h-html", "h-long"} & set(c["chunk_ids"] or []))]
@@ -328,7 +316,7 @@ async def test_review_ui_shows_hostile_text_literally(hostile_db):
     db = hostile_db / "g.db"
     wanted = {"h-markup": "[bold]Gold[/]", "h-sql": "DROP TABLE candidates;--",
               "h-ansi": "␛]0;pwned␇", "h-html": "<script>alert('kb')</script>",
-              "h-long": "The vault code is 7."}
+              "h-long": "The vault code changes every 7 days."}
     with Store(db) as store:
         cands = load_candidates(store)
     show = {key: next(c["id"] for c in cands if key in (c["chunk_ids"] or []))

@@ -525,19 +525,19 @@ LLM = ["--base-url", "http://127.0.0.1:9/v1", "--model", "m", "--dry-run"]
     (["generate", *LLM, "--temperature", "5"], "--temperature: Input should be less than"),
     (["generate", *LLM, "--concurrency", "0"], "--concurrency: Input should be greater"),
     (["generate", *LLM, "--prompts", "no-such-dir"], "Invalid value for '--prompts'"),
-    (["generate", *LLM, "--prompts", "prompts"], "prompts/facts.prompt:4: unknown placeholder "
-                                                 "{{secret_plan}}; the facts prompt is given"),
-    (["generate", *LLM, "--prompts", "badheader"], "badheader/facts.prompt:1: expected "
+    (["generate", *LLM, "--prompts", "prompts"], "prompts/question.prompt:4: unknown placeholder "
+                                                 "{{secret_plan}}; the question prompt is given"),
+    (["generate", *LLM, "--prompts", "badheader"], "badheader/question.prompt:1: expected "
                                                    "'key: value' in the prompt header"),
     (["review", "--annotator", "ann\nnext"], "bad annotator name 'ann\\nnext'"),
     (["review", "--run", "r1"], "--run only applies with --calibrate"),
 ])
 def test_wrong_generate_and_review_options(work, args, message):
     (work / "prompts").mkdir()
-    (work / "prompts" / "facts.prompt").write_text(
-        "name: facts\nversion: 9\n--- system\nExtract {{secret_plan}}.\n--- user\n{{chunk}}\n")
+    (work / "prompts" / "question.prompt").write_text(
+        "name: question\nversion: 9\n--- system\nAsk {{secret_plan}}.\n--- user\n{{passage}}\n")
     (work / "badheader").mkdir()
-    (work / "badheader" / "facts.prompt").write_text("facts v9\n--- system\nx\n--- user\ny\n")
+    (work / "badheader" / "question.prompt").write_text("question v9\n--- system\nx\n--- user\ny\n")
     db = work / "g.db"
     before = Snapshot(work, db)
     assert_input_error(invoke(db, *args), message)

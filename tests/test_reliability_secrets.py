@@ -40,7 +40,11 @@ _FIXED = {
     "EvolvedQuestion": {"question": "Which rule applies overall?", "answer": "It varies."},
     "ProposedQuestions": {"questions": ["Do you offer gift wrapping?"]},
     "InventedEntityQuestion": {"name": "Tacoma", "question": "What is the address of Tacoma?"},
-    "RoundTripReply": {"passage": 0, "answer": ""},
+    "ReaderReply": {"sentence": 0, "answer": ""},
+    "Comparison": {"question": "Which costs more, Gold or Basic?", "first": "Gold",
+                   "second": "Basic"},
+    "Rewritten": {"question": "What is the difference between Gold and Basic?"},
+    "Sibling": {"name": "Tacoma"},
     "Claims": {"claims": ["The answer states a fact."]},
     "ClaimVerdicts": {"verdicts": [{"claim": 1, "supported": True, "reason": "ok"}]},
     "Score": {"score": 4, "reason": "close to the reference"},
@@ -52,28 +56,21 @@ _FIXED = {
 
 def _reply(schema: str, messages: list[dict]) -> dict:
     user = next((m["content"] for m in messages if m["role"] == "user"), "")
-    if schema == "FactsOutput":
-        m = re.search(r"<passage>\n(.*)\n</passage>", user, re.S)
-        prose = " ".join(line for line in (m.group(1) if m else "").splitlines()
-                         if line.strip() and not line.startswith("#"))
-        sentence = re.split(r"(?<=\.)\s", prose.strip())[0].strip()
-        if not sentence:
-            return {"facts": []}
-        return {"facts": [{"fact": sentence, "evidence": sentence.rstrip("."), "entities": [],
-                           "dates": []}]}
-    fact = re.search(r"^Statement: (.+?) The hidden part is", user, re.M)
-    if schema == "EvolvedQuestion" and fact:  # the questions stage: one distinct question per fact
-        words = [w for w in fact.group(1).split() if "[BLANK]" not in w][:4]
+    passage = re.search(r"^Passage: (.+)$", user, re.M)
+    if schema == "WrittenQuestion" and passage:  # one distinct question per passage
+        answer = re.search(r"^Answer: (.+?) \(", user, re.M)
+        words = [w for w in passage.group(1).replace(answer.group(1) if answer else "", " ").split()
+                 if w.isalpha()][:4]
         return {"question": f"What is true about {' '.join(words)}?"}
-    if schema == "RoundTripReply":  # an honest reader: it quotes the passage that holds every
-        passages = re.findall(r'<passage number="\d+">\n(.*?)\n</passage>', user, re.S)  # word
-        asked = re.search(r"Question: (.*)", user)
+    if schema == "ReaderReply":  # an honest reader: it quotes the sentence that holds every word
+        sentences = re.findall(r"^\[\d+\] (?:[^:\n]*: )?(.*)$", user, re.M)
+        asked = re.search(r"^Question: (.*)", user, re.M)
         words = [w for w in re.findall(r"[A-Za-z]{4,}", asked.group(1) if asked else "")
                  if w.lower() not in {"what", "true", "about", "which", "does"}]
-        for i, text in enumerate(passages, 1):
+        for i, text in enumerate(sentences, 1):
             if words and all(w in text for w in words):
-                return {"passage": i, "answer": text}
-        return {"passage": 0, "answer": ""}
+                return {"sentence": i, "answer": text}
+        return {"sentence": 0, "answer": ""}
     return _FIXED[schema]
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from builder.generate.checks import code_checks
+from builder.generate.form import language_problem
 from builder.store import Store
 from builder.text.language import detect_language, language_name
 
@@ -99,12 +99,6 @@ def test_ingest_labels_documents_and_chunks(tmp_path, golden_cli):
     ("es", "¿Cuántos días tengo para devolver un artículo?", "How many days do I have to return it?"),
     ("en", "How many days do I have to return an item?", "¿Cuántos días tengo para devolverlo?"),
 ])
-def test_the_verifier_checks_every_language_alike(kb_store, language, good, bad):
-    def language_check(question):
-        cand = {"type": "single_hop", "question": question, "answer": "30", "language": language,
-                "evidence": [], "chunk_ids": []}
-        return next(c for c in code_checks(kb_store, cand, [], {}) if c["check"] == "language")
-
-    assert language_check(good)["passed"] is True
-    failed = language_check(bad)
-    assert failed["passed"] is False and failed["reason"].endswith(f"chunk is {language}")
+def test_the_question_check_reads_every_language_alike(language, good, bad):
+    assert language_problem(good, language) is None
+    assert language_problem(bad, language).endswith(f"the passage is in {language}")

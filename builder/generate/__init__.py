@@ -1,17 +1,17 @@
-"""Generation pipeline, one module per stage, in the order they run:
+"""Generation: answer-first, checked by round trips, harder items composed from verified parts.
 
-1. `plan.py`: mix control (type targets, difficulty steering, which chunks, per-document cap);
-2. `facts.py` (LLM) or `statements.py` (code): atomic facts with verbatim evidence spans;
-3. `questions.py`: single-hop questions, one fact per call;
-4. `evolve.py` (+ `material.py`, which picks what each evolved question is about) and
-   `unanswerable.py`: the harder kinds;
-5. `verify.py`: the code checks of `checks.py` (with the whole-KB absence check of
-   `absence.py`), then the LLM verifier;
-6. `dedup.py`: exact and near duplicates over the whole pool;
-7. `difficulty.py`: easy / medium / hard from measured signals.
+In the order a run uses them:
 
-`runner.py` orders them (`run_generate(store, llm, options) -> GenerateSummary`, and
-`arun_generate` inside an event loop); `summary.py` renders the summary; `commands.py` is
-`golden generate`. All SQL is in `builder.store.candidates`; prompts are
-`prompts/{facts,questions,evolve_*,verify_*}.prompt`.
+1. `spans.py` (code): the answers worth asking about -- values, names, table cells -- chosen in
+   each statement (`statements.py` cuts chunks into statements), plus parallel spans and bridges;
+2. `pipeline.py`: waves of question writing (`question.prompt`) and code checks (`form.py`);
+3. `reader.py`: the retrieval round trip (BM25 over the whole KB, then `reader.prompt`,
+   compared by code);
+4. `compose.py`: comparative, reasoning, ambiguous, multi-hop and unanswerable items built from
+   verified single-hop items, answers computed by code;
+5. `dedup.py`, `difficulty.py`: duplicates and measured difficulty over the pool.
+
+`runner.py` is the run around them (plan, budget stop, settle, summary); `plan.py` parses the
+mix; `progress.py` is the one progress display; `summary.py` renders the end-of-run table;
+`commands.py` is `golden generate`. All SQL is in `builder.store.candidates`.
 """

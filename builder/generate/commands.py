@@ -21,18 +21,15 @@ from builder.llm.setup import batch_option, llm_options
               default=None, help="Folder whose .prompt files override the bundled ones.")
 @click.option("--seed", type=int, default=0, show_default=True,
               help="Seed for which chunks and facts are picked.")
-@click.option("--facts", "facts_mode", type=click.Choice(["auto", "llm", "text"]), default="auto",
-              show_default=True,
-              help="Fact extractor: the LLM, or code that cuts sentences, list items and table "
-                   "cells out of each chunk. auto = code for the embedded local model.")
 @llm_options
 @batch_option
 @click.pass_obj
-def generate(obj, n, mix, types, docs, prompts_dir, seed, facts_mode, llm_settings):
+def generate(obj, n, mix, types, docs, prompts_dir, seed, llm_settings):
     """Generate question/answer candidates from the ingested knowledge base.
 
     \b
-    Stages: facts -> questions -> evolutions -> verification -> dedup -> difficulty.
+    Stages: answer spans (code) -> questions -> retrieval round trips -> harder items
+    composed from verified ones -> dedup -> difficulty.
     Each step is saved as it finishes: run it again to resume after Ctrl-C, a crash or
     --budget; with nothing left to do it makes no LLM calls.
 
@@ -47,7 +44,7 @@ def generate(obj, n, mix, types, docs, prompts_dir, seed, facts_mode, llm_settin
     try:
         options = GenerateOptions(
             n=n, mix=parse_mix(mix), types=parse_types(types), docs=docs,
-            prompts_dir=prompts_dir, seed=seed, facts=facts_mode,
+            prompts_dir=prompts_dir, seed=seed,
             concurrency=min(getattr(llm_settings, "concurrency", None) or 4, 256),
         )
     except ValueError as exc:
@@ -56,13 +53,15 @@ def generate(obj, n, mix, types, docs, prompts_dir, seed, facts_mode, llm_settin
         generate_with_progress(store, llm_settings, options)
 
 
-def generate_with_progress(store, llm_settings, options, *, out=None, err=None):
-    """Open the LLM (starting the local model if none is configured), run every stage with a
-    progress bar per stage on stderr, print the summary table; returns the `GenerateSummary`.
-    Shared by `golden generate` and `golden demo`."""
+def generate_with_progress(store, llm_settings, options, *, out=None, err=None,
+                           show_items: bool = False):
+    """Open the LLM (starting the local model if none is configured), run the pipeline with one
+    progress display for the whole run on stderr (progress.py), print the summary table;
+    returns the `GenerateSummary`. Shared by `golden generate` and `golden demo` (which shows
+    each verified item as it lands)."""
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+    from builder.generate.progress import RunObserver
     from builder.generate.runner import run_generate
     from builder.generate.summary import render_summary
     from builder.llm.setup import open_llm
@@ -70,43 +69,11 @@ def generate_with_progress(store, llm_settings, options, *, out=None, err=None):
     out = out or Console()
     err = err or Console(stderr=True)
     with open_llm(store, llm_settings, job="generate") as llm:
-        if err.is_terminal:
-            with Progress(TextColumn("{task.description:<12}"), BarColumn(), MofNCompleteColumn(),
-                          TimeElapsedColumn(), console=err, transient=False) as progress:
-                summary = run_generate(store, llm, options, progress=progress)
+        if getattr(llm, "dry_run", False):  # nothing runs: no progress to show
+            summary = run_generate(store, llm, options)
         else:
-            summary = run_generate(store, llm, options, progress=LineProgress(err))
+            with RunObserver(err, options.n, show_items=show_items) as observer:
+                summary = run_generate(store, llm, options, observer=observer)
+            summary.first_item_seconds = observer.first_item_s
     render_summary(summary, out)
     return summary
-
-
-class LineProgress:
-    """Progress for a stderr that is not a terminal (CI logs, pipes): rich's live bars print
-    nothing there until the end, so print a plain line per stage start, then at most every
-    10 s, and when the stage completes: a slow local model never looks like a hang."""
-
-    def __init__(self, console, every_s: float = 10.0):
-        import time
-
-        self._console = console
-        self._clock = time.monotonic
-        self._every = every_s
-        self._tasks: dict[int, list] = {}
-
-    def add_task(self, description: str, total: int | None = None) -> int:
-        task_id = len(self._tasks)
-        self._tasks[task_id] = [description, total or 0, 0, self._clock()]
-        self._print(task_id)
-        return task_id
-
-    def advance(self, task_id: int, advance: int = 1) -> None:
-        task = self._tasks[task_id]
-        task[2] += advance
-        if task[2] >= task[1] or self._clock() - task[3] >= self._every:
-            task[3] = self._clock()
-            self._print(task_id)
-
-    def _print(self, task_id: int) -> None:
-        description, total, done, _ = self._tasks[task_id]
-        self._console.print(f"golden: {description}: {done}/{total}", markup=False,
-                            highlight=False)

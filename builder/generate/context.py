@@ -28,10 +28,8 @@ T = TypeVar("T")
 _IN_UNIT: ContextVar[bool] = ContextVar("in_unit", default=False)  # set inside run_units' tasks
 
 PROMPT_NAMES = (
-    "facts", "questions", "evolve_reasoning", "evolve_multi_hop", "evolve_comparative",
-    "evolve_temporal", "evolve_unanswerable", "evolve_unanswerable_topics",
-    "evolve_unanswerable_near", "evolve_ambiguous",
-    "roundtrip",
+    "question", "reader", "compose_comparative", "compose_difference", "compose_ambiguous",
+    "compose_multi_hop", "compose_unanswerable",
 )
 
 
@@ -44,30 +42,15 @@ class RunContext:
     progress: Progress | None = None
     calls: Counter = field(default_factory=Counter)       # stage -> LLM calls made this run
     failures: Counter = field(default_factory=Counter)    # stage -> failed calls
-    facts_dropped: int = 0
-    unverified: int = 0  # candidates left pending because a verifier call failed
-    common: frozenset = frozenset()  # the KB's everywhere-terms (worth.common_terms)
-    stale: set = field(default_factory=set)        # facts a newer statement supersedes
-    worth: Counter = field(default_factory=Counter)  # facts by answer kind, or why not asked
-    superseded: set = field(default_factory=set)   # chunks of superseded document versions
+    spans: Counter = field(default_factory=Counter)  # answer spans code found, per kind
     notes: list[str] = field(default_factory=list)
+    observer: Any = None  # progress.RunObserver: told of every call and every verified item
 
     @classmethod
     def create(cls, store: Store, llm: LLM, options: GenerateOptions,
                progress: Progress | None = None) -> "RunContext":
         prompts = {name: load_prompt(name, options.prompts_dir) for name in PROMPT_NAMES}
         return cls(store=store, llm=llm, options=options, prompts=prompts, progress=progress)
-
-    @property
-    def facts_mode(self) -> str:
-        """"text" (facts cut out by code, statements.py) or "llm" (the facts prompt). `auto`
-        picks code for the embedded local model: measured on samples/, the 0.5B returned one
-        fact for a whole paragraph, quoted other table rows as evidence and invented dates, at
-        ~15 s per chunk; the splitter gives 732 exact statements for 119 chunks in 0.2 s."""
-        mode = self.options.facts
-        if mode == "auto":
-            mode = "text" if getattr(self.llm, "local", False) else "llm"
-        return mode
 
     def model(self, role: str = "generator", stage: str | None = None) -> str:
         try:
@@ -88,6 +71,8 @@ class RunContext:
             stop_if_deferred(self.llm)
         if not result.ok:
             self.failures[name] += 1
+        if self.observer is not None:
+            self.observer.call_done(result)
         return result
 
 

@@ -7,58 +7,36 @@ far better), and every list has a default so a partial but valid reply still val
 
 from __future__ import annotations
 
-from typing import Literal
-
 from pydantic import BaseModel, Field, field_validator
 
 from builder.vocabulary import TYPES
 
 
-# Default mix: 25% defensive (the floor is 15%). Only single-hop items can measure easy
-# (difficulty.py), so with the default 40/30/30 difficulty target the runner plans more
-# single-hop slots than this mix gives, taken from reasoning / multi-hop / comparative
-# (plan.py `steer_for_difficulty`).
+# Default mix: 45% harder items composed from verified single-hop ones (compose.py), 15%
+# defensive (unanswerable, ambiguous). A kind the knowledge base offers no material for gives its
+# places to single-hop items (nothing is relabelled).
 DEFAULT_MIX = {
-    "single_hop": 0.35, "reasoning": 0.15, "multi_hop": 0.15, "comparative": 0.10,
-    "temporal": 0.10, "unanswerable": 0.10, "ambiguous": 0.05,
+    "single_hop": 0.55, "reasoning": 0.10, "multi_hop": 0.10, "comparative": 0.10,
+    "unanswerable": 0.10, "ambiguous": 0.05,
 }
 DEFAULT_DIFFICULTY = {"easy": 0.4, "medium": 0.3, "hard": 0.3}
 
 
 # ------------------------------------------------------------------ LLM outputs
 
-class ExtractedFact(BaseModel):
-    fact: str
-    evidence: str = ""
-    entities: list[str] = Field(default_factory=list)
-    dates: list[str] = Field(default_factory=list)
+class WrittenQuestion(BaseModel):
+    """The question writer's reply (`question.prompt`)."""
 
-
-class FactsOutput(BaseModel):
-    facts: list[ExtractedFact] = Field(default_factory=list)
-
-
-class EvolvedQuestion(BaseModel):
-    question: str
-    answer: str = ""
-
-
-class ProposedQuestions(BaseModel):
-    questions: list[str] = Field(default_factory=list)
-
-
-class InventedEntityQuestion(BaseModel):
-    name: str
     question: str
 
 
-class RoundTripReply(BaseModel):
-    """The round-trip answering call (`roundtrip.prompt`): the passage it answers from (0 when
-    none does) and the shortest phrase of that passage that answers. Both fields are required:
-    a reply without them is repaired or recorded as invalid, never read as "not found"."""
+class ReaderReply(BaseModel):
+    """The reader's reply (`reader.prompt`): the sentence it answered from (0: none) and the
+    shortest words of it that answer. Both required: a reply without them is repaired or
+    recorded as invalid, never read as "not found"."""
 
-    passage: int = Field(description="number of the passage that answers; 0 when none does")
-    answer: str = Field(description="the shortest phrase from that passage that answers")
+    sentence: int = Field(description="number of the sentence that answers; 0 when none does")
+    answer: str = Field(description="the shortest words of that sentence that answer")
 
 
 # ------------------------------------------------------------------ run options / summary
@@ -74,9 +52,6 @@ class GenerateOptions(BaseModel):
     prompts_dir: str | None = None
     seed: int = 0
     concurrency: int = Field(4, ge=1, le=256)
-    facts: Literal["auto", "llm", "text"] = Field(
-        "auto", description="fact extractor: the LLM, the code splitter (statements.py), or "
-                            "auto = code for the embedded local model, LLM otherwise")
     max_rounds: int = Field(4, ge=1, le=10)
     min_defensive: float = 0.15
 
@@ -103,7 +78,7 @@ class TypeCounts(BaseModel):
 class DocumentCoverage(BaseModel):
     document_id: str
     chunks: int = 0
-    chunks_with_facts: int = 0
+    chunks_asked: int = 0
     verified: int = 0
 
 
@@ -119,16 +94,13 @@ class GenerateSummary(BaseModel):
     difficulty_short: dict[str, int] = Field(
         default_factory=dict, description="level -> items missing against the target share")
     documents: list[DocumentCoverage] = Field(default_factory=list)
-    facts: int = 0
-    facts_dropped: int = 0
-    facts_asked: dict[str, int] = Field(
-        default_factory=dict, description="facts by what single-hop questions can do with "
-        "them: the kind of answer code chose, or why none (worth.py)")
-    facts_extractor: str = "llm"
+    spans: dict[str, int] = Field(
+        default_factory=dict, description="answer spans code found in scope, per kind")
     llm: dict = Field(default_factory=dict)
     llm_calls_by_stage: dict[str, int] = Field(default_factory=dict)
     llm_failures: int = 0
     seconds: float = 0.0
+    first_item_seconds: float | None = None
     stopped: str | None = None
     dry_run: bool = False
     notes: list[str] = Field(default_factory=list)

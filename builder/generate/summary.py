@@ -60,12 +60,12 @@ def build_summary(ctx: RunContext, chunks: list[dict], plan: dict[str, int], *,
         tc.top_reasons = reasons[t].most_common(3)
         if tc.verified < tc.planned and not dry_run:
             tc.note = "short"
-    fact_rows = cstore.load_facts(ctx.store)
     doc_of = {c["id"]: c["document_id"] for c in chunks}
-    with_facts = Counter(doc_of[cid] for cid in {f["chunk_id"] for f in fact_rows if f["chunk_id"] in ids})
+    asked = Counter(doc_of[cid] for cid in {cid for c in pool for cid in c.get("chunk_ids") or []
+                                            if cid in ids})
     per_doc_chunks = Counter(c["document_id"] for c in chunks)
     documents = [DocumentCoverage(document_id=d, chunks=per_doc_chunks[d],
-                                  chunks_with_facts=with_facts[d], verified=per_doc_verified[d])
+                                  chunks_asked=asked[d], verified=per_doc_verified[d])
                  for d in sorted(per_doc_chunks)]
     notes = list(dict.fromkeys(ctx.notes))
     reached = sum(difficulty.values())
@@ -93,9 +93,7 @@ def build_summary(ctx: RunContext, chunks: list[dict], plan: dict[str, int], *,
         n_target=ctx.options.n, plan=plan, types=types,
         difficulty={d: difficulty[d] for d in DIFFICULTIES},
         difficulty_target=ctx.options.difficulty, difficulty_short=short, documents=documents,
-        facts=sum(1 for f in fact_rows if f["chunk_id"] in ids), facts_dropped=ctx.facts_dropped,
-        facts_asked=dict(ctx.worth.most_common()),
-        facts_extractor=ctx.facts_mode,
+        spans=dict(ctx.spans.most_common()),
         llm=_llm_summary(ctx), llm_calls_by_stage=dict(estimate or ctx.calls),
         llm_failures=sum(ctx.failures.values()), seconds=round(seconds, 2), stopped=stopped,
         dry_run=dry_run, notes=notes,
@@ -142,27 +140,36 @@ def render_summary(summary: GenerateSummary, console: Console) -> None:
         short = ", ".join(f"{d} short by {k}" for d, k in summary.difficulty_short.items())
         console.print(Text(f"Difficulty of verified candidates: {diff}"
                            + (f"; {short}" if short else "")))
-        why = ("questions, lead-ins and pieces too short or too long"
-               if summary.facts_extractor == "text" else "evidence not found in the chunk")
-        how = "cut out by code" if summary.facts_extractor == "text" else "extracted by the LLM"
-        console.print(Text(f"Facts ({how}): {summary.facts} kept, {summary.facts_dropped} "
-                           f"dropped this run ({why})"))
-        if summary.facts_asked:
-            kinds = ("value", "label", "definition", "code", "name")
-            usable = {k: v for k, v in summary.facts_asked.items() if k in kinds}
-            other = {k: v for k, v in summary.facts_asked.items() if k not in kinds}
-            console.print(Text(
-                f"Single-hop material: {sum(usable.values())} facts with an answer code can "
-                f"choose ({', '.join(f'{k} {v}' for k, v in usable.items()) or 'none'}); "
-                f"{sum(other.values())} not asked: "
-                + ("; ".join(f"{k} ({v})" for k, v in list(other.items())[:4]) or "-")))
+        if summary.spans:
+            console.print(Text(f"Answer spans found by code: {sum(summary.spans.values())} ("
+                               + ", ".join(f"{k} {v}" for k, v in summary.spans.items()) + ")"))
+        _per_item(summary, console)
     d = Table(title="coverage per document", title_justify="left")
-    for col in ("document", "chunks", "chunks with facts", "verified"):
+    for col in ("document", "chunks", "chunks asked", "verified"):
         d.add_column(col, justify="left" if col == "document" else "right")
     for doc in summary.documents:
-        d.add_row(Text(doc.document_id), str(doc.chunks), str(doc.chunks_with_facts), str(doc.verified))
+        d.add_row(Text(doc.document_id), str(doc.chunks), str(doc.chunks_asked), str(doc.verified))
     console.print(d)
     for note in summary.notes:
         console.print(Text(f"note: {note}"))
     if summary.stopped:
         console.print(Text(f"stopped early ({summary.stopped}); run the command again to resume"))
+
+
+def _per_item(summary: GenerateSummary, console: Console) -> None:
+    """What one verified item cost this run: calls, prompt and completion tokens, seconds; and
+    how long the first one took. Machine-independent figures first (calls, tokens)."""
+    llm = summary.llm
+    total = summary.verified_total
+    if not total:
+        return
+    calls = llm.get("calls", sum(summary.llm_calls_by_stage.values())) - llm.get("cached", 0)
+    harder = sum(tc.verified for t, tc in summary.types.items() if t != "single_hop")
+    parts = [f"{calls / total:.1f} calls",
+             f"{(llm.get('prompt_tokens') or 0) / total:,.0f} prompt tokens",
+             f"{(llm.get('completion_tokens') or 0) / total:,.0f} completion tokens",
+             f"{summary.seconds / total:.1f} s"]
+    first = (f"; first verified item after {summary.first_item_seconds:.0f} s"
+             if summary.first_item_seconds is not None else "")
+    console.print(Text(f"Per verified item: {', '.join(parts)}{first}; harder items "
+                       f"{harder} of {total} ({harder / total:.0%})"))

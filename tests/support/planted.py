@@ -1,20 +1,20 @@
-"""Planted bad candidates: one of each way a generated item can be wrong, on a tiny handbook.
+"""Planted bad items: one of each way a generated item can be wrong, on a tiny handbook.
 
-Used by tests/test_generate_planted.py (with a scripted honest reader: verification must
-reject 100%) and by bench/bench_planted.py (the same candidates through the real verifier
-model). Each planted item says which check must catch it; `GOOD` are items of the same shapes
-that must pass, so a verifier that rejects everything fails the test too.
+Used by tests/test_generate_planted.py (with a scripted honest reader: the checks must reject
+100%) and by bench/bench_planted.py (the same items through the real reader model). Each
+planted item says which check must catch it; `good` items have the same shapes and must pass,
+so checks that reject everything fail the test too.
 
-The honest reader answers as a careful model would from the passages it is shown: `READER`
-maps a question to (words a passage must contain, the answer it gives from that passage).
+Single-hop items are (question, the span it was written for); harder items are composer
+replies over verified parts. The honest reader answers as a careful model would from the
+sentences it is shown: `READER` maps a question to (words a sentence must contain, the answer
+it gives from that sentence).
 """
 
 from __future__ import annotations
 
-from builder.generate.candidate import make_candidate
-from builder.generate.statements import extract_statements
+from builder.generate.spans import Span, spans_of_chunk
 from builder.store import Store
-from builder.store import candidates as cstore
 from builder.store.documents import list_chunks
 from tests.support.rows import chunk_row, document_row, insert_rows
 
@@ -59,133 +59,71 @@ def build(path) -> Store:
     return store
 
 
-def _fact(store: Store, chunk_id: str, needle: str) -> dict:
-    """The statement of chunk `chunk_id` whose evidence contains `needle` (as the code
-    extractor cuts it), stored in the facts table."""
+
+def span(store: Store, chunk_id: str, answer: str, *, mention: list[str] | None = None) -> Span:
+    """The span code chose for `answer` in chunk `chunk_id` (as the generator chooses it)."""
     chunk = next(c for c in list_chunks(store) if c["id"] == chunk_id)
-    fact = next(f for f in extract_statements(chunk) if needle in f["evidence"])
-    fact["document_id"] = chunk["document_id"]
-    cstore.record_facts(store, [fact], stage="facts", key=f"planted:{fact['id']}", info={})
-    return fact
+    title = chunk["title"]
+    found = next(s for s in spans_of_chunk(chunk, title) if s.answer == answer)
+    if mention is not None:
+        found.mention = mention
+    return found
 
 
-def _cand(store, ctype, question, answer, facts, *, evidence=None, writer="questions"):
-    cand = make_candidate(ctype=ctype, question=question, answer=answer, facts=facts,
-                          language="en", prompts={writer: "planted"}, model="planted",
-                          seed_fact_id=facts[0]["id"] if facts else None,
-                          document_id=None if facts else "holiday.md", key=(question, answer))
-    if evidence is not None:  # a fabricated quote
-        cand["evidence"][0]["quote"] = evidence
-    return cand
-
-
-def planted(store: Store) -> list[tuple[str, dict, set[str]]]:
-    """(what is wrong, candidate, the checks that may reject it), written to the store as
-    pending. Several checks can catch one fault; the first to fail decides."""
-    holiday = _fact(store, "holiday.md#0", "25 days")
-    carry = _fact(store, "holiday.md#0", "carry over")
-    devices = _fact(store, "devices.md#0", "work device")
-    side = _fact(store, "expenses.md#0", "side")
-    paid = _fact(store, "expenses.md#0", "end of each month")
-    d1_scope = _fact(store, "ladder.md#0", "well-defined")
-    out = [
-        ("fabricated evidence span",
-         _cand(store, "single_hop", "How many days of holiday does dxw offer each year?",
-               "30 days", [holiday], evidence="We offer 30 days of holiday"),
-         {"evidence_in_chunk"}),
-        ('one-chunk "multi-hop"',
-         _cand(store, "multi_hop", "How many unused days can be carried over where 25 days "
-               "of holiday are offered?", "up to 5 days", [holiday, carry]),
-         {"hops_needed"}),
-        ('"multi-hop" one of its two chunks answers',
-         _cand(store, "multi_hop", "How many days of unused holiday can be carried over to the "
-               "following year?", "up to 5 days", [carry, paid]),
-         {"hops_needed", "second_hop_needed"}),
-        ('answerable "unanswerable" (same words)',
-         _cand(store, "unanswerable", "How many days of holiday are offered each calendar "
-               "year?", REFUSAL, []),
-         {"kb_does_not_answer", "kb_does_not_answer_llm"}),
-        ('answerable "unanswerable" (other words)',
-         _cand(store, "unanswerable", "How much paid time off do staff get per year?",
-               REFUSAL, []),
-         {"kb_does_not_answer", "kb_does_not_answer_llm"}),
-        ("tautology",
-         _cand(store, "single_hop", "What is an occasional side project?",
-               "An occasional side project, free or paid.", [side]),
-         {"answer_adds_information"}),
-        ("answer contradicting its evidence (restating the question)",
-         _cand(store, "single_hop", "Can client data be accessed on a personal device?",
-               "Yes, client data can be accessed on a personal device.", [devices]),
-         {"answer_adds_information", "answer_in_evidence", "round_trip"}),
-        ("answer contradicting its evidence (a bare no)",
-         _cand(store, "single_hop", "Can client data be accessed only on a work device?",
-               "No.", [devices]),
+def planted_single(store: Store) -> list[tuple[str, str, Span, set[str]]]:
+    """(what is wrong, question, span, the checks that may reject it)."""
+    days25 = span(store, "holiday.md#0", "25 days")
+    days5 = span(store, "holiday.md#0", "5 days")
+    return [
+        ("the answer in the question", "Is it 25 days of holiday that dxw offers each year?",
+         days25, {"form"}),
+        ("points at the text", "According to the text, how many days of holiday are offered?",
+         days25, {"form"}),
+        ("wrong language", "¿Cuántos días de vacaciones se ofrecen cada año natural?", days25,
+         {"form"}),
+        ("copies its passage", "We offer how many days of holiday plus bank holidays each "
+         "calendar year?", days25, {"form"}),
+        ("vague: another value answers it", "How many days of holiday are there?", days5,
          {"round_trip"}),
-        ("answer from another level of a rubric",
-         _cand(store, "single_hop", "What scope is expected of a Developer 3?",
-               "works on well-defined tasks within one feature", [d1_scope]),
-         {"names_section", "round_trip"}),
-        ("the prompt's example question copied",
-         _cand(store, "single_hop", "How much does a pass cost?", "25 days", [holiday],
-               writer="evolve_ambiguous"),
-         {"not_an_example"}),
-        ("unanswerable off the knowledge base's topics",
-         _cand(store, "unanswerable", "Are you a vegetarian?", REFUSAL, []),
-         {"in_domain"}),
+        ("needs context it does not state", "What is the limit?", days5, {"round_trip"}),
+        ("asks for something else", "How many bank holidays are there each calendar year?",
+         days25, {"round_trip"}),
     ]
-    cstore.record_candidates(store, [c for _, c, _ in out], stage="planted", key="planted", info={})
-    return out
 
 
-def good(store: Store) -> list[dict]:
-    """Items of the same shapes that are right: they must pass."""
-    carry = _fact(store, "holiday.md#0", "carry over")
-    devices = _fact(store, "devices.md#0", "work device")
-    d1_scope = _fact(store, "ladder.md#0", "well-defined")
-    items = [
-        _cand(store, "single_hop", "How many days of unused holiday can be carried over to the "
-              "following year?", "up to 5 days", [carry]),
-        _cand(store, "single_hop", "Can client data be accessed on a personal device?",
-              "No, only on a work device.", [devices]),
-        _cand(store, "single_hop", "What scope is expected of a Developer 1?",
-              "works on well-defined tasks within one feature", [d1_scope]),
-        _cand(store, "unanswerable", "Is there a paid sabbatical after five years of holiday "
-              "service?", REFUSAL, []),
+def good_single(store: Store) -> list[tuple[str, Span]]:
+    return [
+        ("How many days of unused holiday can staff carry over to the following year?",
+         span(store, "holiday.md#0", "5 days")),
+        ("How many days of holiday does the company offer each calendar year, on top of bank "
+         "holidays?", span(store, "holiday.md#0", "25 days")),
     ]
-    cstore.record_candidates(store, items, stage="planted-good", key="planted-good", info={})
-    return items
 
 
-# question -> [(words a passage must hold, what an honest reader answers from it)]
+# question -> [(words a sentence must contain, what an honest reader answers from it)]
 READER = {
-    "How many days of holiday does dxw offer each year?": [("25 days of holiday", "25 days")],
-    "How many days of unused holiday can be carried over to the following year?":
+    "How many days of holiday are there?": [("25 days", "25 days")],
+    "What is the limit?": [],
+    "How many bank holidays are there each calendar year?": [("bank holidays", "25 days plus bank holidays")],
+    "How many days of unused holiday can staff carry over to the following year?":
         [("carry over", "up to 5 days")],
-    "How many unused days can be carried over where 25 days of holiday are offered?":
-        [("carry over", "up to 5 days")],
-    "How many days of holiday are offered each calendar year?": [("25 days", "25 days")],
-    "How much paid time off do staff get per year?": [("25 days", "25 days of holiday")],
-    "What is an occasional side project?": [("side projects", "free or paid")],
-    "Can client data be accessed on a personal device?":
-        [("work device", "No, only on a work device")],
-    "Can client data be accessed only on a work device?":
-        [("work device", "Yes, client data may only be accessed on a work device")],
-    "What scope is expected of a Developer 3?": [("owns a whole subsystem",
-                                                  "owns a whole subsystem and its roadmap")],
-    "What scope is expected of a Developer 1?": [("well-defined tasks",
-                                                  "works on well-defined tasks within one feature")],
-    "How much does a pass cost?": [],
+    "How many days of holiday does the company offer each calendar year, on top of bank "
+    "holidays?": [("25 days", "25 days")],
+    # composed items: the honest reader over the parts' sentences
+    "Which is smaller, the holiday or the carry-over?": [("carry over", "5 days")],
+    "Which is larger, the holiday or the carry-over?": [("25 days", "25 days")],
+    "How much holiday is there for the Tacoma office?": [("25 days", "25 days")],
 }
 
 
 def honest_reader(name: str, v, role: str) -> dict:
-    """The scripted verifier: the `roundtrip` answers a careful reader gives (see READER)."""
+    """The scripted reader (see READER); only the reader prompt is expected here."""
     import re
 
-    assert name == "roundtrip", name
-    passages = re.findall(r'<passage number="\d+">\n(.*?)\n</passage>', v["passages"], re.S)
+    assert name == "reader", name
+    shown = [m.group(1) for m in re.finditer(r"^\[\d+\] (.*)$", v["sentences"], re.M)]
     for needle, answer in READER.get(v["question"], []):
-        for i, text in enumerate(passages, 1):
+        for i, text in enumerate(shown, 1):
             if needle in text:
-                return {"passage": i, "answer": answer}
-    return {"passage": 0, "answer": ""}
+                return {"sentence": i, "answer": answer}
+    return {"sentence": 0, "answer": ""}

@@ -1,0 +1,481 @@
+"""Harder items composed from verified single-hop items: the model phrases, code decides.
+
+Every part of a composed item is an item that already passed its own round trip (its question,
+answer and span checked), and the composed item keeps the parts' ids (`parent_id`, `fact_ids`,
+its verification names them). What the small model could get wrong -- the answer -- is computed
+or copied by code:
+
+- comparative: two verified items whose answers are values of one kind and unit (two amounts,
+  two durations, two dates...); the model asks which is larger and names both things; the answer
+  (the larger, with both values) is code's; a reader over the two parts' sentences must pick
+  the same one;
+- reasoning: the same pairs; the question asks for the difference, the answer is code's
+  subtraction; the question must name both things and ask for a difference (lexicon cue);
+- ambiguous: two verified *parallel* items (spans.find_pairs: one frame, two labels); the model
+  drops the label; the answer lists both readings, by code;
+- multi_hop: item A answers a name that item B's question holds, in another chunk; the model
+  replaces the name in B's question by A's description of it; the answer is B's; the name must
+  be gone, neither chunk alone may hold both hops, and a reader over both sentences must answer
+  B's answer;
+- unanswerable: a verified question whose name the model swaps for a sibling of the same kind
+  that appears nowhere in the knowledge base; the retrieval round trip must then find nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from pydantic import BaseModel
+
+from builder.llm.prompts import load_sentences
+from builder.store import candidates as cstore
+from builder.text.lexicon import lexicon
+from builder.text.values import Value, comparable, find_values, magnitudes
+
+from builder.generate import reader
+from builder.generate.candidate import clean_question, stable_id
+from builder.generate.context import RunContext, run_units
+from builder.generate.form import contains, document_ref_problem, language_problem, shape_problem
+from builder.generate.spans import Span, find_pairs
+from builder.generate.terms import key_terms
+
+COMPOSED = ("comparative", "reasoning", "ambiguous", "multi_hop", "unanswerable")
+PROMPTS = {"comparative": "compose_comparative", "reasoning": "compose_difference",
+           "ambiguous": "compose_ambiguous", "multi_hop": "compose_multi_hop",
+           "unanswerable": "compose_unanswerable"}
+MAX_USES = 2           # a verified item is a part of at most this many composed items
+MIN_RELATED = 0.25     # Jaccard of two questions' content terms: about the same attribute
+STAGE = "compose"
+
+
+class Comparison(BaseModel):
+    question: str
+    first: str = ""
+    second: str = ""
+
+
+class Rewritten(BaseModel):
+    question: str
+
+
+class Sibling(BaseModel):
+    name: str
+
+
+@dataclass
+class Part:
+    """A verified single-hop item with what composing needs."""
+
+    cand: dict
+    span: Span | None
+    value: Value | None
+
+    @property
+    def question(self) -> str:
+        return self.cand["question"]
+
+    @property
+    def answer(self) -> str:
+        return self.cand["answer"]
+
+    @property
+    def language(self) -> str:
+        return self.cand.get("language") or "en"
+
+
+def parts_of(ctx: RunContext, spans: list[Span]) -> list[Part]:
+    by_key = {(s.fact["id"], s.answer): s for s in spans}
+    out = []
+    for c in cstore.load_candidates(ctx.store, verdict="passed"):
+        if c["type"] != "single_hop" or c.get("duplicate_of"):
+            continue
+        span = by_key.get((c.get("seed_fact_id"), c["answer"]))
+        values = find_values(c["answer"], c.get("language") or "en")
+        value = span.value if span and span.value else (values[0] if len(values) == 1 else None)
+        out.append(Part(c, span, value))
+    return sorted(out, key=lambda p: p.cand["id"])  # not commit order: runs must agree
+
+
+# ------------------------------------------------------------------ answers computed by code
+
+def _format_number(x: float, template: str, language: str) -> str:
+    decimal_comma = lexicon(language).code not in ("en", "zh", "ja", "ko")
+    if abs(x - round(x)) < 1e-9:
+        s = f"{int(round(x)):,}"
+        sep = "," if re.search(r"\d,\d{3}", template) else "." if re.search(r"\d\.\d{3}(?!\d)", template) \
+            else " " if re.search(r"\d[ \u00a0]\d{3}", template) else ""
+        return s.replace(",", sep)
+    s = f"{x:.2f}".rstrip("0").rstrip(".")
+    return s.replace(".", ",") if decimal_comma else s
+
+
+def with_number(template: str, x: float, language: str) -> str:
+    """`template` (a value as written, "£1,200 per year") with its number replaced by `x`."""
+    m = re.search(r"\d[\d.,\u00a0\u202f ]*\d|\d", template)
+    if not m:
+        return template
+    return template[:m.start()] + _format_number(x, m.group(0), language) + template[m.end():]
+
+
+def _unit_words(p: Part) -> str:
+    return re.sub(r"[\d.,\s\u00a0]+", " ", p.answer).strip().casefold()
+
+
+def difference_answer(a: Part, b: Part) -> str | None:
+    """The difference of two comparable values written in the same unit ("12 weeks" - "6
+    weeks" = "6 weeks", "$49" - "$19" = "$30"); None for dates, years and values written in
+    different units (a difference of "52 weeks" and "10 days" in days reads like a trick)."""
+    va, vb = a.value, b.value
+    if va is None or vb is None or va.kind in ("date", "year") or _unit_words(a) != _unit_words(b):
+        return None
+    big, small = (a, b) if va.magnitude >= vb.magnitude else (b, a)
+    diff = big.value.magnitude - small.value.magnitude
+    if diff <= 0:
+        return None
+    # the template: the answer whose number means the least per unit
+    template = min((big, small), key=lambda p: p.value.magnitude / max(_leading(p), 1e-9))
+    per_unit = template.value.magnitude / max(_leading(template), 1e-9)
+    return with_number(template.answer, diff / per_unit, template.language)
+
+
+def _leading(p: Part) -> float:
+    nums = re.findall(r"\d[\d.,]*", p.answer)
+    from builder.text.values import parse_number
+    n = parse_number(nums[0], p.language) if nums else None
+    return n or 1.0
+
+
+# ------------------------------------------------------------------ pairing
+
+def _similarity(a: Part, b: Part) -> float:
+    ta, tb = key_terms(a.question), key_terms(b.question)
+    return len(ta & tb) / max(1, len(ta | tb))
+
+
+def value_pairs(parts: list[Part]) -> list[tuple[Part, Part]]:
+    """Pairs of items with comparable, different values from different statements, most alike
+    questions first (a comparison of two leave durations, not of a leave and a deadline)."""
+    out = []
+    for i, a in enumerate(parts):
+        for b in parts[i + 1:]:
+            if a.value is None or b.value is None or a.cand["fact_ids"] == b.cand["fact_ids"]:
+                continue
+            if a.language != b.language or not comparable(a.value, b.value) \
+                    or a.value.magnitude == b.value.magnitude:
+                continue
+            if _similarity(a, b) < MIN_RELATED:  # a leave and a shipping time: no question
+                continue
+            out.append((a, b))
+    out.sort(key=lambda p: (-_similarity(*p), p[0].cand["id"], p[1].cand["id"]))
+    return out
+
+
+def parallel_pairs(parts: list[Part], spans: list[Span]) -> list[tuple[Part, Part]]:
+    by_span = {p.span.id: p for p in parts if p.span}
+    out = []
+    for pair in find_pairs([s for s in spans]):
+        a, b = by_span.get(pair.a.id), by_span.get(pair.b.id)
+        if a and b and pair.a.label and pair.b.label:
+            out.append((a, b))
+    return out
+
+
+def bridges(parts: list[Part]) -> list[tuple[Part, Part]]:
+    out = []
+    for a in parts:
+        if a.span is None or a.span.kind != "name":
+            continue
+        for b in parts:
+            if b is a or b.cand["chunk_ids"][:1] == a.cand["chunk_ids"][:1]:
+                continue
+            if contains(b.question, a.answer) and not contains(b.answer, a.answer):
+                out.append((a, b))
+    return out
+
+
+def names_in(p: Part) -> list[str]:
+    """Names of the question a sibling can replace: its span's label or required words, then
+    capitalised phrases, acronyms and identifiers of the question that its statement holds."""
+    out = list(p.span.mention) if p.span else []
+    statement = p.span.statement if p.span else ""
+    q = p.question
+    for m in re.finditer(r"`[^`]+`|(?<![\w-])[A-Z][A-Z0-9]{1,6}s?(?![\w-])|"
+                         r"(?<=\w )[A-Z][\w-]+(?: [A-Z][\w-]+){0,3}", q):
+        name = m.group(0).strip("`")
+        if len(name) >= 2 and contains(statement, name) and not contains(p.answer, name):
+            out.append(name)
+    seen: set[str] = set()
+    return [n for n in out if not (n.casefold() in seen or seen.add(n.casefold()))]
+
+
+# ------------------------------------------------------------------ composing
+
+def _sentences(*parts: Part) -> list[dict]:
+    out = []
+    for p in parts:
+        title = " > ".join((p.span.title if p.span else "").split(" > ")[-2:])
+        sent = p.span.statement if p.span else p.cand["evidence"][0]["quote"]
+        out.append({"text": f"{title}: {sent}" if title else sent, "sentence": sent})
+    return out
+
+
+def _row(ctype: str, question: str, answer: str, parts: list[Part], ctx: RunContext,
+         prompt: str, model: str | None, key: str) -> dict:
+    facts_ids, chunk_ids, hops, evidence = [], [], [], []
+    for p in parts:
+        facts_ids += p.cand["fact_ids"]
+        for cid in p.cand["chunk_ids"]:
+            if cid not in chunk_ids:
+                chunk_ids.append(cid)
+                hops.append([cid])
+        evidence += p.cand["evidence"]
+    if ctype == "unanswerable":
+        chunk_ids, hops, evidence = [], [], []
+    return {
+        "id": stable_id(ctype, [p.cand["id"] for p in parts], prompt, key),
+        "type": ctype, "question": question, "answer": answer,
+        "language": parts[0].language, "chunk_ids": chunk_ids, "hops": hops,
+        "evidence": evidence, "fact_ids": facts_ids,
+        "seed_fact_id": parts[0].cand.get("seed_fact_id"),
+        "parent_id": parts[0].cand["id"], "document_id": parts[0].cand.get("document_id"),
+        "generator_model": model or ctx.model(),
+        "prompts": {prompt: ctx.prompts[prompt].version, "reader": ctx.prompts["reader"].version},
+        "verdict": "pending", "rejection_reasons": [],
+    }
+
+
+def _decide(row: dict, checks: list[tuple[str, str | None]]) -> dict:
+    """Set the verdict from (check, problem) pairs: passed only when every problem is None."""
+    row["verification"] = [{"check": c, "passed": p is None, "reason": p or "", "source": "code"}
+                           for c, p in checks]
+    failed = [f"{c}: {p}" for c, p in checks if p]
+    row["verdict"] = "failed" if failed else "passed"
+    row["rejection_reasons"] = failed
+    return row
+
+
+def _form(question: str, language: str) -> list[tuple[str, str | None]]:
+    return [("form", shape_problem(question)), ("form", language_problem(question, language)),
+            ("form", document_ref_problem(question, language))]
+
+
+async def comparative(ctx: RunContext, a: Part, b: Part) -> dict | None:
+    res = await ctx.call("compose_comparative", {
+        "question1": a.question, "answer1": a.answer, "question2": b.question,
+        "answer2": b.answer}, Comparison)
+    if not res.ok:
+        return None
+    q = clean_question(res.value.question)
+    first, second = res.value.first.strip(), res.value.second.strip()
+    win, lose, win_name, lose_name = (a, b, first, second) if a.value.magnitude > b.value.magnitude \
+        else (b, a, second, first)
+    answer = f"{win_name} ({win.answer}; {lose_name}: {lose.answer})"
+    row = _row("comparative", q, answer, [a, b], ctx, "compose_comparative", res.model, "")
+    checks = _form(q, a.language) + [
+        ("names", None if first and second and first.casefold() != second.casefold()
+         and contains(q, first) and contains(q, second) else "does not name both things"),
+        ("leak", None if not (magnitudes(q, a.language) & (magnitudes(a.answer, a.language)
+                                                             | magnitudes(b.answer, b.language)))
+         else "the question states a value")]
+    if all(p is None for _, p in checks):
+        got = await reader.ask(ctx, q, _sentences(a, b))
+        problem = "reader call failed" if got is None else _picks(got[0], win, lose, win_name,
+                                                                  lose_name)
+        checks.append(("reader", problem))
+        row["verification_answer"] = got[0] if got else ""
+    return _decide(row, checks)
+
+
+def _picks(got: str, win: Part, lose: Part, win_name: str, lose_name: str) -> str | None:
+    """None when the reader's answer points at the winner (its value or its name) and not at the
+    other one."""
+    g = magnitudes(got, win.language)
+    says_win = (bool(g) and magnitudes(win.answer, win.language) <= g) or contains(got, win_name)
+    says_lose = (bool(g) and magnitudes(lose.answer, lose.language) <= g and
+                 not magnitudes(win.answer, win.language) <= g) or (
+        contains(got, lose_name) and not contains(got, win_name))
+    if says_win and not says_lose:
+        return None
+    return f"the reader answered {got!r}"
+
+
+async def difference(ctx: RunContext, a: Part, b: Part) -> dict | None:
+    answer = difference_answer(a, b)
+    if answer is None:
+        return None
+    res = await ctx.call("compose_difference", {
+        "question1": a.question, "answer1": a.answer, "question2": b.question,
+        "answer2": b.answer}, Rewritten)
+    if not res.ok:
+        return None
+    q = clean_question(res.value.question)
+    row = _row("reasoning", q, answer, [a, b], ctx, "compose_difference", res.model, "")
+    cues = lexicon(a.language).difference
+    asks_difference = any(c in f" {q.casefold()} " for c in cues)
+    frame_a = key_terms(a.question) - key_terms(b.question)
+    frame_b = key_terms(b.question) - key_terms(a.question)
+    names_both = (not frame_a or frame_a & key_terms(q)) and (not frame_b or frame_b & key_terms(q))
+    checks = _form(q, a.language) + [
+        ("asks", None if asks_difference else "does not ask for a difference"),
+        ("names", None if names_both else "does not name both things"),
+        ("leak", None if not (magnitudes(q, a.language) & (magnitudes(a.answer, a.language)
+                                                             | magnitudes(b.answer, b.language)))
+         else "the question states a value")]
+    return _decide(row, checks)
+
+
+async def ambiguous(ctx: RunContext, a: Part, b: Part) -> dict | None:
+    la, lb = a.span.label, b.span.label
+    res = await ctx.call("compose_ambiguous", {"question": a.question, "first": la, "second": lb},
+                         Rewritten)
+    if not res.ok:
+        return None
+    q = clean_question(res.value.question)
+    answer = f"{la}: {a.answer}; {lb}: {b.answer}"
+    row = _row("ambiguous", q, answer, [a, b], ctx, "compose_ambiguous", res.model, "")
+    frame = key_terms(a.question) - key_terms(la)
+    kept = len(frame & key_terms(q)) / max(1, len(frame))
+    checks = _form(q, a.language) + [
+        ("labels", None if not (contains(q, la) or contains(q, lb)) else "still names one reading"),
+        ("frame", None if kept >= 0.5 else "no longer asks what the parts ask"),
+        ("leak", None if not (contains(q, a.answer) or contains(q, b.answer)) else
+         "the question contains an answer")]
+    return _decide(row, checks)
+
+
+async def multi_hop(ctx: RunContext, a: Part, b: Part, kb: reader.KnowledgeIndex) -> dict | None:
+    res = await ctx.call("compose_multi_hop", {
+        "question1": a.question, "name": a.answer, "question2": b.question,
+        "answer2": b.answer}, Rewritten)
+    if not res.ok:
+        return None
+    q = clean_question(res.value.question)
+    row = _row("multi_hop", q, b.answer, [a, b], ctx, "compose_multi_hop", res.model, "")
+    description = key_terms(a.question) - key_terms(b.question)
+    chunk_b = next((c["text"] for c in kb.chunks if c["id"] == b.cand["chunk_ids"][0]), "")
+    chunk_a = next((c["text"] for c in kb.chunks if c["id"] == a.cand["chunk_ids"][0]), "")
+    checks = _form(q, b.language) + [
+        ("bridge", None if not contains(q, a.answer) else "names the bridge"),
+        ("hop1", None if description & key_terms(q) else "does not describe the bridge"),
+        ("necessity", None if (description - key_terms(chunk_b)) and not contains(chunk_a, b.answer)
+         else "one chunk answers it alone"),
+        ("leak", None if not contains(q, b.answer) else "the question contains its answer")]
+    if all(p is None for _, p in checks):
+        got = await reader.ask(ctx, q, _sentences(a, b))
+        problem = "reader call failed" if got is None else (
+            reader.states_reference(b.answer, got[0], b.language) if got[1] else
+            "the reader found no answer")
+        checks.append(("reader", problem))
+    return _decide(row, checks)
+
+
+async def unanswerable(ctx: RunContext, p: Part, name: str, kb: reader.KnowledgeIndex,
+                       kb_text: str) -> dict | None:
+    others = [n for n in names_in(p) if n != name] or ["-"]
+    res = await ctx.call("compose_unanswerable", {"question": p.question, "name": name,
+                                                  "others": ", ".join(others)}, Sibling)
+    if not res.ok:
+        return None
+    sibling = " ".join(res.value.name.split()).strip(" .,:;\"'`")
+    pattern = re.compile(re.escape(name), re.I)
+    q = pattern.sub(lambda _: sibling, p.question, count=1)
+    refusal = _refusal(ctx, p.language)
+    row = _row("unanswerable", q, refusal, [p], ctx, "compose_unanswerable", res.model, sibling)
+    checks = [("sibling", None if sibling and sibling.casefold() != name.casefold()
+               and len(sibling.split()) <= 5 and not any(ch in sibling for ch in "?{}[]")
+               else "no usable sibling name"),
+              ("absent", None if sibling and sibling.casefold() not in kb_text
+               else f"the knowledge base mentions {sibling!r}")]
+    if all(pr is None for _, pr in checks):
+        hits = kb.search(q, reader.TOP_K)
+        sentences = reader.pick_sentences(q, hits, kb.titles)
+        got = await reader.ask(ctx, q, sentences) if sentences else ("", False)
+        checks.append(("refusal", "reader call failed" if got is None else
+                       None if not got[1] else f"the reader answered {got[0]!r}"))
+    return _decide(row, checks)
+
+
+def _refusal(ctx: RunContext, language: str) -> str:
+    sentences = load_sentences("refusals.md", ctx.options.prompts_dir)
+    return sentences.get(language) or sentences.get("en") or ""
+
+
+# ------------------------------------------------------------------ the stage
+
+async def compose_from_verified(ctx: RunContext, kb: reader.KnowledgeIndex, spans: list[Span],
+                                plan: dict[str, int], on_verified=None) -> None:
+    """Compose what the targets still miss from the verified items there are now; each unit
+    (kind + parts) is done once, committed with its ledger row."""
+    parts = parts_of(ctx, spans)
+    if len(parts) < 1:
+        return
+    pool = cstore.load_candidates(ctx.store)
+    have = {k: sum(1 for c in pool if c["type"] == k and c["verdict"] == "passed"
+                   and not c.get("duplicate_of")) for k in COMPOSED}
+    tried = {k: sum(1 for c in pool if c["type"] == k) for k in COMPOSED}
+    want = {k: plan[k] - have[k] for k in COMPOSED if plan.get(k, 0) > have[k]}
+    done = cstore.done_keys(ctx.store, STAGE)
+    # how often each part (by its statement) is already used: every part of a composed item
+    # counts, so a resumed run plans the units an uninterrupted one planned
+    uses: dict[str, int] = {}
+    for c in pool:
+        if c["type"] != "single_hop":
+            for fid in c.get("fact_ids") or []:
+                uses[fid] = uses.get(fid, 0) + 1
+    kb_text = "\n".join(c["text"] for c in kb.chunks).casefold()
+    units: list[tuple[str, tuple]] = []
+
+    def room(*ps: Part) -> bool:
+        return all(uses.get(p.cand["seed_fact_id"], 0) < MAX_USES for p in ps)
+
+    def plan(kind: str, candidates, limit_tries: int) -> None:
+        need = want.get(kind, 0)
+        if need <= 0 or tried[kind] >= limit_tries:
+            return
+        for args in candidates:
+            if need <= 0:
+                break
+            ps = [x for x in args if isinstance(x, Part)]
+            key = stable_id(STAGE, kind, [p.cand["id"] for p in ps], [x for x in args
+                                                                      if isinstance(x, str)])
+            if key in done or not room(*ps):
+                continue
+            for p in ps:
+                uses[p.cand["seed_fact_id"]] = uses.get(p.cand["seed_fact_id"], 0) + 1
+            units.append((kind, (key, *args)))
+            need -= 1
+
+    pairs = value_pairs(parts)
+    cap = 4 * max(want.values(), default=0) + 4
+    plan("comparative", pairs, cap)
+    plan("reasoning", [pr for pr in pairs if difference_answer(*pr)], cap)
+    plan("ambiguous", parallel_pairs(parts, spans), cap)
+    plan("multi_hop", bridges(parts), cap)
+    plan("unanswerable", [(p, name) for p in parts for name in names_in(p)[:1]], cap)
+    if not units:
+        return
+
+    async def one(unit: tuple[str, tuple]) -> None:
+        kind, (key, *args) = unit
+        if kind == "comparative":
+            row = await comparative(ctx, *args)
+        elif kind == "reasoning":
+            row = await difference(ctx, *args)
+        elif kind == "ambiguous":
+            row = await ambiguous(ctx, *args)
+        elif kind == "multi_hop":
+            row = await multi_hop(ctx, *args, kb)
+        else:
+            row = await unanswerable(ctx, *args, kb, kb_text)
+        if row is None:
+            return
+        row.pop("verification_answer", None)
+        cstore.record_candidates(ctx.store, [row], stage=STAGE, key=key,
+                                 info={"kind": kind, "candidate_id": row["id"]})
+        if row["verdict"] == "passed" and on_verified:
+            on_verified(row)
+
+    # one prompt at a time, so the server reuses each prompt's computed prefix
+    for kind in COMPOSED:
+        await run_units(ctx, f"compose {kind}", [u for u in units if u[0] == kind], one)

@@ -1,0 +1,122 @@
+"""Code checks on a written question, before any model reads it: the cheap rejections.
+
+Each check returns a reason (a short sentence) or None. They are structural -- where the answer
+is, which language detects, which words a composed question must hold -- except `document_refs`,
+whose phrases come from the question language's lexicon. A question that fails here never costs
+a round-trip call.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+
+from builder.text.language import detect_language
+from builder.text.lexicon import lexicon
+from builder.text.values import magnitudes
+
+from builder.generate.terms import key_terms, tokens
+
+MAX_COPY = 0.8        # token-sequence similarity to the statement above which it is a copy
+MIN_WORDS, MAX_WORDS = 3, 40
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
+
+
+def _norm(text: str) -> str:
+    return " ".join(re.sub(r"[^\w%$€£¥]+", " ", text.casefold()).split())
+
+
+def contains(text: str, phrase: str) -> bool:
+    """Whether `phrase` occurs in `text`, ignoring case, punctuation and spacing."""
+    p = _norm(phrase)
+    return bool(p) and f" {p} " in f" {_norm(text)} "
+
+
+def shape_problem(question: str) -> str | None:
+    q = question.strip()
+    if not q.endswith(("?", "？")):
+        return "not a question (no question mark at the end)"
+    n = len(_CJK.findall(q)) // 2 + len(re.findall(r"[^\W\d_]+", _CJK.sub(" ", q)))
+    if n < MIN_WORDS:
+        return "too short to name a subject"
+    if n > MAX_WORDS:
+        return "too long for a question"
+    return None
+
+
+def language_problem(question: str, language: str) -> str | None:
+    got = detect_language(question, default=language)
+    return None if got == language else f"written in {got}, the passage is in {language}"
+
+
+def document_ref_problem(question: str, language: str) -> str | None:
+    low = f" {question.casefold()} "
+    for code in {language, "en"}:
+        for phrase in lexicon(code).document_refs:
+            if phrase in low:
+                return f"points at the text ('{phrase}') instead of naming its subject"
+    return None
+
+
+def leak_problem(question: str, answer: str, language: str) -> str | None:
+    """The answer, or its value, is in the question; or the question spells out what the
+    answer abbreviates ("the code of relations between the public and the administration" ->
+    "CRPA"); or every content term of the answer is already in the question."""
+    if contains(question, answer):
+        return "the question contains its answer"
+    nums = magnitudes(answer, language)
+    if nums and nums <= magnitudes(question, language):
+        return "the question states its answer's value"
+    letters = re.sub(r"[^A-Z]", "", answer)
+    if 2 <= len(letters) == len(answer.strip().rstrip("s")) <= 7:
+        if _initials_spell(letters, question):
+            return "the question spells out the abbreviation it asks for"
+    terms = key_terms(answer)
+    if terms and terms <= key_terms(question):
+        return "the answer only repeats words of the question"
+    return None
+
+
+def _initials_spell(letters: str, question: str) -> bool:
+    """Whether consecutive words of the question (function words skipped or not) start with the
+    letters of an acronym, in order."""
+    words = re.findall(r"[^\W\d_]+", question)
+    firsts = [w[0].upper() for w in words]
+    long_firsts = [w[0].upper() for w in words if len(w) > 3]
+    for seq in (firsts, long_firsts):
+        s = "".join(seq)
+        if letters in s:
+            return True
+    return False
+
+
+def copy_problem(question: str, statement: str) -> str | None:
+    a, b = tokens(question), tokens(statement)
+    if a and difflib.SequenceMatcher(a=a, b=b, autojunk=False).ratio() >= MAX_COPY:
+        return "copies its passage instead of asking"
+    return None
+
+
+def mention_problem(question: str, mention: list[str]) -> str | None:
+    missing = [m for m in mention if not contains(question, m)]
+    return f"does not name {missing[0]!r}" if missing else None
+
+
+def heading_problem(question: str, title: str) -> str | None:
+    """The question is the section's own heading (an FAQ's question): the whole section answers
+    it, not the one span it was written for."""
+    last = title.split(" > ")[-1] if title else ""
+    a, b = tokens(question), tokens(last)
+    if a and b and difflib.SequenceMatcher(a=a, b=b, autojunk=False).ratio() >= MAX_COPY:
+        return "repeats its section's heading: the section answers it, not the span"
+    return None
+
+
+def question_problems(question: str, *, answer: str, language: str, statement: str,
+                      mention: list[str] | None = None, title: str = "") -> list[str]:
+    """Every reason code finds to reject a single-hop question, in a fixed order."""
+    checks = (shape_problem(question), language_problem(question, language),
+              document_ref_problem(question, language), leak_problem(question, answer, language),
+              copy_problem(question, statement), heading_problem(question, title),
+              mention_problem(question, mention or []))
+    return [c for c in checks if c]

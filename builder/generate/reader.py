@@ -1,0 +1,163 @@
+"""The retrieval round trip: a question must find its own passage, and be answered the same way.
+
+Alberti et al. (2019) keep a generated question only when answering it again gives the same
+answer. golden makes that round trip as a user's RAG system would meet the question:
+
+1. retrieval: the question alone, through golden's own BM25 over the WHOLE knowledge base; the
+   chunk it was written from must be in the top `TOP_K`. A question that leans on context it
+   does not state ("What is the deadline?") finds other chunks and fails, in any language;
+2. reading: the sentences of those chunks most like the question (`MAX_SENTENCES`, each with
+   its section) go to the reader (`reader.prompt`), which copies the shortest words that answer;
+3. comparing, by code: the reply must be words of a sentence it was shown, and must state the
+   reference -- the same numbers and no other (two values where one was asked is a vague
+   question), or most of the reference's terms for a name.
+
+Competing sentences are in the reader's view on purpose: a question that does not pin its
+subject down (another plan, another level, another threshold answers it) gets another answer.
+
+The reader sees short sentences, not whole chunks: prompt tokens are what a round trip costs on
+a small local model, and a sentence with its section is what the answer needs.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+
+from builder.text.bm25 import BM25
+from builder.text.lexicon import all_stopwords
+from builder.text.locate import locate_span
+from builder.text.values import magnitudes
+
+from builder.generate.models import ReaderReply  # noqa: F401 (re-exported for estimate)
+from builder.generate.statements import extract_statements
+from builder.generate.terms import key_terms, stem, tokens
+
+PROMPT = "reader"
+TOP_K = 4
+MAX_SENTENCES = 6
+MIN_RECALL = 0.75
+
+
+@dataclass
+class Reading:
+    """What a round trip found. `problem` is None when the item passed."""
+
+    problem: str | None
+    answer: str = ""
+    rank: int | None = None          # the source chunk's place in the retrieval, from 1
+    sentences: int = 0
+    status: str = "ok"               # the reader call's status
+
+
+def search_terms(text: str) -> list[str]:
+    """What retrieval matches on: word tokens (CJK bigrams), function words of every supported
+    language left out, lightly stemmed."""
+    stops = all_stopwords()
+    return [stem(t) for t in tokens(text) if t not in stops]
+
+
+class KnowledgeIndex:
+    """The whole knowledge base as the round trip searches it: chunks, their titles, BM25."""
+
+    def __init__(self, chunks: list[dict], titles: dict[str, str]):
+        self.chunks = chunks
+        self.titles = titles
+        self._bm25 = BM25([f"{titles.get(c['id'], '')}\n{c['text']}" for c in chunks],
+                          search_terms)
+
+    def search(self, question: str, k: int = TOP_K) -> list[dict]:
+        return [self.chunks[i] for i, _ in self._bm25.top(question, k)]
+
+
+@lru_cache(maxsize=4096)
+def _sentences(chunk_id: str, text: str, title: str) -> tuple[tuple[str, str], ...]:
+    rows = extract_statements({"id": chunk_id, "text": text, "document_id": ""})
+    short = " > ".join(title.split(" > ")[-2:]) if title else ""
+    return tuple((r["text"], short) for r in rows)
+
+
+def pick_sentences(question: str, chunks: list[dict], titles: dict[str, str],
+                   limit: int = MAX_SENTENCES) -> list[dict]:
+    """The `limit` sentences of `chunks` sharing the most (idf-weighted) terms with the
+    question, in retrieval order within equal scores; each {"text", "chunk_id"}."""
+    want = key_terms(question)
+    rows = []
+    df: dict[str, int] = {}
+    for c in chunks:
+        for sent, _ in _sentences(c["id"], c["text"], titles.get(c["id"], "")):
+            for t in key_terms(sent) & want:
+                df[t] = df.get(t, 0) + 1
+    n = sum(len(_sentences(c["id"], c["text"], titles.get(c["id"], ""))) for c in chunks) or 1
+    for rank, c in enumerate(chunks):
+        for i, (sent, short) in enumerate(_sentences(c["id"], c["text"], titles.get(c["id"], ""))):
+            shared = key_terms(sent) & want
+            score = sum(math.log(1 + n / df[t]) for t in shared)
+            if score > 0:
+                rows.append((-score, rank, i, sent, short, c["id"]))
+    rows.sort()
+    return [{"text": f"{short}: {sent}" if short else sent, "sentence": sent, "chunk_id": cid}
+            for _, _, _, sent, short, cid in rows[:limit]]
+
+
+def states_reference(reference: str, got: str, language: str) -> str | None:
+    """None when `got` states the reference answer; else why not."""
+    if not got.strip():
+        return "the reader found no answer"
+    if len(got.split()) > max(8, 3 * len(reference.split())):
+        return f"the reader answered with a whole sentence ({got!r}): the question asks for more"
+    ref_nums = magnitudes(reference, language)
+    got_nums = magnitudes(got, language)
+    if ref_nums:
+        if not ref_nums <= got_nums:
+            return f"the reader answered {got!r}"
+        if got_nums - ref_nums:
+            return f"the reader answered {got!r}: another value too"
+        return None
+    ref_terms, got_terms = key_terms(reference), key_terms(got)
+    if not ref_terms:
+        return None if reference.strip().casefold() in got.casefold() else f"the reader answered {got!r}"
+    recall = len(ref_terms & got_terms) / len(ref_terms)
+    if recall >= MIN_RECALL and len(got_terms) <= 3 * len(ref_terms) + 2:
+        return None
+    return f"the reader answered {got!r}"
+
+
+async def round_trip(ctx, question: str, reference: str, source_chunk: str, language: str,
+                     kb: KnowledgeIndex) -> Reading:
+    """Retrieve, read, compare (see the module doc). One reader call at most; none when the
+    retrieval already fails."""
+    titles = kb.titles
+    hits = kb.search(question, TOP_K)
+    rank = next((i for i, h in enumerate(hits, 1) if h["id"] == source_chunk), None)
+    if rank is None:
+        return Reading("retrieval: the question alone does not find its passage (BM25 top "
+                       f"{TOP_K})")
+    sentences = pick_sentences(question, hits, titles)
+    if not sentences:
+        return Reading("retrieval: no sentence shares a term with the question", rank=rank)
+    reply = await ask(ctx, question, sentences)
+    if reply is None:
+        return Reading("reader call failed", rank=rank, sentences=len(sentences), status="error")
+    answer, grounded = reply
+    if not grounded:
+        return Reading("the reader found no answer in the sentences" if not answer else
+                       f"the reader's answer {answer!r} is not in the sentences", answer=answer,
+                       rank=rank, sentences=len(sentences))
+    return Reading(states_reference(reference, answer, language), answer=answer, rank=rank,
+                   sentences=len(sentences))
+
+
+async def ask(ctx, question: str, sentences: list[dict]) -> tuple[str, bool] | None:
+    """One reader call: (answer, whether it is words of the sentences); None when the call
+    failed."""
+    res = await ctx.call(PROMPT, {"sentences": [{"text": s["text"]} for s in sentences],
+                                  "question": question}, ReaderReply, role="verifier")
+    if not res.ok:
+        return None
+    answer = " ".join(res.value.answer.split()).strip(" .")
+    if not answer or not any(ch.isalnum() for ch in answer):
+        return "", False
+    grounded = any(locate_span(s["sentence"], answer, min_chars=1) is not None for s in sentences)
+    return answer, grounded

@@ -1,0 +1,88 @@
+"""The words golden needs to know per language, in one data file per language (`<code>.toml`).
+
+Generation prefers structure to word lists: answers are spans chosen by code, round trips are
+compared by code, retrieval is BM25. What cannot be read from structure is here, and only here:
+
+- `stopwords`: function words (prose looks like prose; content terms are the rest);
+- `yes` / `no`: the first word of a yes/no answer;
+- `document_refs`: phrases that point at the text instead of naming a subject ("the text");
+- `difference`: phrases that ask by how much two values differ;
+- `percent`: words for "%";
+- `numbers`: small numbers in words ("five" -> 5);
+- `months`: month names and abbreviations -> 1..12;
+- `units`: duration words -> second | minute | hour | day | workday | week | month | year.
+
+Every supported language (`SUPPORTED`, the languages `builder.text.language` detects) supplies
+every key: a test checks it, so "supported" means the same everywhere, and adding a language is
+adding a file. Loaded once per language and cached; an unknown code falls back to English.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+
+SUPPORTED = ("en", "es", "fr", "de", "pt", "it", "nl", "zh", "ja", "ko")
+FALLBACK = "en"
+KEYS = ("stopwords", "yes", "no", "document_refs", "difference", "percent", "numbers", "months",
+        "units")
+DURATION_UNITS = ("second", "minute", "hour", "day", "workday", "week", "month", "year")
+
+
+@dataclass(frozen=True)
+class Lexicon:
+    code: str
+    name: str
+    stopwords: frozenset[str]
+    yes: frozenset[str]
+    no: frozenset[str]
+    document_refs: tuple[str, ...]
+    difference: tuple[str, ...]
+    percent: tuple[str, ...]
+    numbers: dict[str, float]
+    months: dict[str, int]
+    units: dict[str, str]
+
+
+def _base(code: str | None) -> str:
+    code = (code or FALLBACK).split("-")[0].lower()
+    return code if code in SUPPORTED else FALLBACK
+
+
+@lru_cache(maxsize=None)
+def lexicon(code: str | None) -> Lexicon:
+    """The lexicon of `code` (an ISO 639-1 code, "pt-BR" reads as "pt"); English when golden
+    does not support the language."""
+    code = _base(code)
+    raw = tomllib.loads(resources.files(__package__).joinpath(f"{code}.toml")
+                        .read_text(encoding="utf-8"))
+    return Lexicon(
+        code=code, name=raw["name"],
+        stopwords=frozenset(raw["stopwords"].casefold().split()),
+        yes=frozenset(raw["yes"].casefold().split()),
+        no=frozenset(raw["no"].casefold().split()),
+        document_refs=tuple(p.casefold() for p in raw["document_refs"]),
+        difference=tuple(p.casefold() for p in raw["difference"]),
+        percent=tuple(p.casefold() for p in raw["percent"]),
+        numbers={k.casefold(): float(v) for k, v in raw["numbers"].items()},
+        months={k.casefold(): int(v) for k, v in raw["months"].items()},
+        units={k.casefold(): v for k, v in raw["units"].items()},
+    )
+
+
+@lru_cache(maxsize=1)
+def all_stopwords() -> frozenset[str]:
+    """Function words of every supported language: for text whose language is unknown or mixed
+    (a question compared with a passage)."""
+    out: set[str] = set()
+    for code in SUPPORTED:
+        out |= lexicon(code).stopwords
+    return frozenset(out)
+
+
+def raw_keys(code: str) -> set[str]:
+    """The keys the data file of `code` defines (for the completeness test)."""
+    return set(tomllib.loads(resources.files(__package__).joinpath(f"{code}.toml")
+                             .read_text(encoding="utf-8")))

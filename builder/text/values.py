@@ -1,0 +1,309 @@
+"""Values in text: amounts, percentages, durations, dates, years, quantities, counts.
+
+Generation asks about values because code can find them, compare them and compute with them in
+any language: an answer span chosen by code ("12 weeks"), a round trip compared by code ("twelve
+weeks" states 12 weeks), and harder items whose answers are computed (the larger of two amounts,
+the difference of two durations). The language-specific words (number words, month names,
+duration units, "percent") come from `builder.text.lexicon`; symbols and digits are shared.
+
+`find_values(text, lang)` returns non-overlapping `Value`s in text order. Magnitudes are floats
+in a base unit per dimension (durations in days, or in seconds below a day; amounts in their
+currency), so two values are `comparable` when kind and unit agree.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import date
+
+from builder.text.lexicon import lexicon
+
+# Numbers: "1,200", "1.200", "1 200", "12", "3.5", "3,5". Not inside a word, an identifier, a
+# version ("1.2.3"), a time ("10:30") or a longer run of digits and dots.
+_NUM = r"\d{1,3}(?:[,.\u00a0\u202f ]\d{3})+(?:[.,]\d+)?|\d+(?:[.,]\d+)?"
+_LATIN_WORD = r"A-Za-z0-9_\u00c0-\u024f"  # CJK text runs into digits ("需要5天"): not a word edge
+_NUMBER = re.compile(rf"(?<![{_LATIN_WORD}.,:/#@\-])({_NUM})(?![{_LATIN_WORD}]|[.,:]\d|[\-/][{_LATIN_WORD}])")
+_CURRENCY_SYMBOLS = {"$": "USD", "US$": "USD", "€": "EUR", "£": "GBP", "¥": "JPY", "₹": "INR",
+                     "₩": "KRW", "₽": "RUB", "R$": "BRL", "CA$": "CAD", "C$": "CAD", "A$": "AUD",
+                     "CHF": "CHF", "元": "CNY", "円": "JPY", "원": "KRW"}
+_CURRENCY_CODES = ("euros", "euro", "Euros", "Euro", "USD", "EUR", "GBP", "JPY", "CNY", "CAD",
+                   "AUD", "CHF", "INR", "BRL", "MXN", "SEK", "NOK", "DKK", "PLN", "KRW", "RUB")
+# Units written with symbols the same way in every language (storage, time, length, mass...).
+_SYMBOL_UNITS = ("KB", "MB", "GB", "TB", "PB", "KiB", "MiB", "GiB", "TiB", "kB", "Mb", "Gb",
+                 "ms", "µs", "μs", "ns", "km", "cm", "mm", "kg", "mg", "ml", "mL", "px", "MHz",
+                 "GHz", "kWh", "kW", "°C", "°F", "m²", "km²", "RPM", "rpm", "req/s", "qps")
+_PERCENT_SIGN = re.compile(r"\s?%")
+_CJK_NUMBER = re.compile(r"[零一二两三四五六七八九十百千万]+")
+_CJK_DIGITS = {"零": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7,
+               "八": 8, "九": 9}
+_WORDS_AFTER = re.compile(r"[ \u00a0]*([^\W\d_][\w'’-]*(?:[ \u00a0]+[^\W\d_][\w'’-]*)?)")
+_DAY_SECONDS = 86400.0
+_DURATION_DAYS = {"second": 1 / _DAY_SECONDS, "minute": 60 / _DAY_SECONDS,
+                  "hour": 3600 / _DAY_SECONDS, "day": 1.0, "week": 7.0, "month": 30.4375,
+                  "year": 365.25, "workday": 1.0}
+
+
+@dataclass(frozen=True)
+class Value:
+    """One value of a text. `unit`: a currency code, "%", a duration unit's dimension ("time"
+    or "workday"), a symbol unit, a counted noun, or ""."""
+
+    start: int
+    end: int
+    text: str
+    kind: str            # amount | percent | duration | date | year | quantity | count | number
+    magnitude: float
+    unit: str = ""
+
+
+def parse_number(raw: str, lang: str = "en") -> float | None:
+    """"1,200" -> 1200, "1.200" -> 1200 (es/de/fr...), "3,5" -> 3.5 (not en), "1 200" -> 1200."""
+    s = raw.replace("\u00a0", " ").replace("\u202f", " ").strip()
+    if " " in s:
+        s = s.replace(" ", "")
+    comma_decimal = lang not in ("en", "zh", "ja", "ko")
+    if re.fullmatch(r"\d{1,3}(,\d{3})+(\.\d+)?", s):
+        s = s.replace(",", "")
+    elif re.fullmatch(r"\d{1,3}(\.\d{3})+(,\d+)?", s) and (comma_decimal or s.count(".") > 1):
+        s = s.replace(".", "").replace(",", ".")
+    elif re.fullmatch(r"\d+,\d+", s):
+        s = s.replace(",", ".") if comma_decimal else s.replace(",", "")
+    try:
+        return float(s)
+    except ValueError:
+        return None
+
+
+def _cjk_number(raw: str) -> float | None:
+    """"十二" -> 12, "两" -> 2, "三十" -> 30 (up to 99; larger ones are written in digits)."""
+    if raw == "十":
+        return 10.0
+    if "十" in raw:
+        tens, _, ones = raw.partition("十")
+        t = _CJK_DIGITS.get(tens, 1) if tens else 1
+        o = _CJK_DIGITS.get(ones, 0) if ones else 0
+        if (tens and tens not in _CJK_DIGITS) or (ones and ones not in _CJK_DIGITS):
+            return None
+        return float(t * 10 + o)
+    if len(raw) == 1 and raw in _CJK_DIGITS:
+        return float(_CJK_DIGITS[raw])
+    return None
+
+
+def _unit_after(text: str, pos: int, lang: str) -> tuple[str, str, int] | None:
+    """(unit word, its dimension, end) of a duration unit starting at `pos` (after spaces)."""
+    units = lexicon(lang).units
+    m = _WORDS_AFTER.match(text, pos)
+    if m:
+        words = m.group(1)
+        for candidate in (words, words.split()[0]):  # "working days" before "working"
+            if candidate.casefold() in units:
+                end = m.start(1) + len(candidate)
+                return candidate, units[candidate.casefold()], end
+    # CJK: the unit follows the digits directly ("5天", "3か月", "2주")
+    for word in sorted((w for w in units if not w.isascii()), key=len, reverse=True):
+        if text.startswith(word, pos) and not word[0].isalpha() or (
+                text.startswith(word, pos) and not text[pos:pos + 1].isascii()
+                and not re.match(r"[A-Za-zÀ-ÿ]", word)):
+            return word, units[word], pos + len(word)
+    return None
+
+
+def _symbol_unit_after(text: str, pos: int) -> tuple[str, int] | None:
+    m = re.match(r"[ \u00a0]?", text[pos:])
+    at = pos + (m.end() if m else 0)
+    for sym in sorted(_SYMBOL_UNITS, key=len, reverse=True):
+        if text.startswith(sym, at) and not (text[at + len(sym):at + len(sym) + 1].isalnum()):
+            return sym, at + len(sym)
+    return None
+
+
+def _currency_before(text: str, start: int) -> tuple[str, int] | None:
+    for sym in sorted(_CURRENCY_SYMBOLS, key=len, reverse=True):
+        s = start - len(sym)
+        if s >= 0 and text[s:start] == sym and not (sym[0].isalpha() and s > 0
+                                                    and text[s - 1].isalpha()):
+            return _CURRENCY_SYMBOLS[sym], s
+    m = re.search(r"(?:^|(?<=[^\w]))(" + "|".join(_CURRENCY_CODES) + r")[ \u00a0]?$",
+                  text[max(0, start - 5):start])
+    if m:
+        return m.group(1), start - (len(text[max(0, start - 5):start]) - m.start(1))
+    return None
+
+
+def _currency_after(text: str, end: int) -> tuple[str, int] | None:
+    m = re.match(r"[ \u00a0]?(" + "|".join(re.escape(s) for s in sorted(
+        _CURRENCY_SYMBOLS, key=len, reverse=True)) + "|" + "|".join(_CURRENCY_CODES)
+        + r")(?![A-Za-z])", text[end:])
+    if m:
+        code = _CURRENCY_SYMBOLS.get(m.group(1), m.group(1))
+        code = "EUR" if code.casefold().startswith("euro") else code
+        return code, end + m.end()
+    return None
+
+
+def _percent_after(text: str, end: int, lang: str) -> int | None:
+    m = _PERCENT_SIGN.match(text, end)
+    if m:
+        return m.end()
+    tail = text[end:end + 24].casefold()
+    for word in lexicon(lang).percent:
+        for sep in (" ", "\u00a0", ""):
+            if tail.startswith(sep + word) and not tail[len(sep + word):len(sep + word) + 1].isalpha():
+                return end + len(sep + word)
+    return None
+
+
+def _dates(text: str, lang: str) -> list[Value]:
+    """Full dates and month-year dates, in the language's month names or in digits."""
+    months = lexicon(lang).months | lexicon("en").months
+    names = "|".join(sorted((re.escape(m) for m in months), key=len, reverse=True))
+    out: list[Value] = []
+
+    def add(m: re.Match, y: str, mo: int | str, d: str | None) -> None:
+        month = months.get(str(mo).casefold().rstrip("."), None) if not str(mo).isdigit() else int(mo)
+        try:
+            day = date(int(y), int(month or 0), int(d or 1))
+        except (ValueError, TypeError):
+            return
+        kind_text = m.group(0).strip()
+        out.append(Value(m.start(), m.start() + len(m.group(0).rstrip()), kind_text, "date",
+                         float(day.toordinal()), "day" if d else "month"))
+
+    for m in re.finditer(r"(?<![\d.])(\d{4})-(\d{1,2})-(\d{1,2})(?![\d])", text):
+        add(m, m.group(1), m.group(2), m.group(3))
+    for m in re.finditer(r"(\d{4})\s*[年년]\s*(\d{1,2})\s*[月월](?:\s*(\d{1,2})\s*[日일])?", text):
+        add(m, m.group(1), m.group(2), m.group(3))
+    flags = re.I | re.U
+    for m in re.finditer(rf"(?<!\w)({names})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s+(\d{{4}})(?!\d)",
+                         text, flags):
+        add(m, m.group(3), m.group(1), m.group(2))
+    for m in re.finditer(rf"(?<![\w.])(\d{{1,2}})(?:er|º|°|\.)?\s+(?:de\s+)?({names})\.?,?\s+(?:de\s+)?"
+                         rf"(\d{{4}})(?!\d)", text, flags):
+        add(m, m.group(3), m.group(2), m.group(1))
+    for m in re.finditer(rf"(?<!\w)({names})\.?\s+(?:de\s+)?(\d{{4}})(?!\d)", text, flags):
+        add(m, m.group(2), m.group(1), None)
+    # keep the longest of overlapping matches
+    out.sort(key=lambda v: (v.start, -(v.end - v.start)))
+    kept: list[Value] = []
+    for v in out:
+        if not kept or v.start >= kept[-1].end:
+            kept.append(v)
+    return kept
+
+
+def find_values(text: str, lang: str = "en") -> list[Value]:
+    """The values of `text` in order, none overlapping another (dates first, then numbers with
+    what makes them a value: a currency, "%", a duration unit, a symbol unit, a counted noun)."""
+    lang = lexicon(lang).code
+    found: list[Value] = list(_dates(text, lang))
+    taken = [(v.start, v.end) for v in found]
+
+    def free(s: int, e: int) -> bool:
+        return all(e <= a or s >= b for a, b in taken)
+
+    for m in _NUMBER.finditer(text):
+        s, e = m.span(1)
+        if not free(s, e):
+            continue
+        magnitude = parse_number(m.group(1), lang)
+        if magnitude is None:
+            continue
+        value = _classify(text, s, e, magnitude, lang)
+        if value and free(value.start, value.end):
+            found.append(value)
+            taken.append((value.start, value.end))
+    found.extend(_word_numbers(text, lang, free, taken))
+    return sorted(found, key=lambda v: v.start)
+
+
+def _classify(text: str, s: int, e: int, magnitude: float, lang: str) -> Value | None:
+    if (cur := _currency_before(text, s)) is not None:
+        code, start = cur
+        return Value(start, e, text[start:e], "amount", magnitude, code)
+    if (cur := _currency_after(text, e)) is not None:
+        code, end = cur
+        return Value(s, end, text[s:end], "amount", magnitude, code)
+    if (end := _percent_after(text, e, lang)) is not None:
+        return Value(s, end, text[s:end], "percent", magnitude, "%")
+    if (unit := _unit_after(text, e, lang)) is not None:
+        word, dim, end = unit
+        return Value(s, end, text[s:end], "duration", magnitude * _DURATION_DAYS[dim],
+                     "workday" if dim == "workday" else "time")
+    if (sym := _symbol_unit_after(text, e)) is not None:
+        unit, end = sym
+        return Value(s, end, text[s:end], "quantity", magnitude, unit)
+    raw = text[s:e]
+    if re.fullmatch(r"(1[6-9]|20)\d\d", raw):
+        return Value(s, e, raw, "year", magnitude, "year")
+    m = _WORDS_AFTER.match(text, e)
+    if m and m.start(1) == e + 1 and text[e] == " ":
+        noun = m.group(1).split()[0].casefold()
+        if noun not in lexicon(lang).stopwords:
+            return Value(s, e, raw, "count", magnitude, noun)
+    return Value(s, e, raw, "number", magnitude, "")
+
+
+def _word_numbers(text: str, lang: str, free, taken) -> list[Value]:
+    """Durations written in words ("two weeks", "十天"): the only word numbers worth an answer;
+    a bare "one" is too common to be a value."""
+    out: list[Value] = []
+    words = lexicon(lang).numbers
+    for m in re.finditer(r"(?<!\w)([^\W\d_]+)", text):
+        w = m.group(1).casefold()
+        if w not in words:
+            continue
+        unit = _unit_after(text, m.end(), lang)
+        if unit and free(m.start(), unit[2]):
+            word, dim, end = unit
+            out.append(Value(m.start(), end, text[m.start():end], "duration",
+                             words[w] * _DURATION_DAYS[dim], "workday" if dim == "workday" else "time"))
+            taken.append((m.start(), end))
+    for m in _CJK_NUMBER.finditer(text):
+        n = _cjk_number(m.group(0))
+        if n is None:
+            continue
+        unit = _unit_after(text, m.end(), lang)
+        if unit and free(m.start(), unit[2]) and not unit[0].isascii():
+            word, dim, end = unit
+            out.append(Value(m.start(), end, text[m.start():end], "duration",
+                             n * _DURATION_DAYS[dim], "workday" if dim == "workday" else "time"))
+            taken.append((m.start(), end))
+    return out
+
+
+def comparable(a: Value, b: Value) -> bool:
+    """Values of one kind and unit: their order and difference mean something."""
+    return a.kind == b.kind and a.unit == b.unit and a.kind in (
+        "amount", "percent", "duration", "date", "year", "quantity", "count")
+
+
+def same_value(a: Value, b: Value) -> bool:
+    return comparable(a, b) and abs(a.magnitude - b.magnitude) <= 1e-9 * max(1.0, abs(a.magnitude)) \
+        or (a.kind == b.kind == "number" and a.magnitude == b.magnitude)
+
+
+def magnitudes(text: str, lang: str = "en") -> set[float]:
+    """Every number `text` states, as written: in digits ("5 seconds" -> 5) or as a small number
+    word ("five seconds" -> 5), plus each date's day number. What a round trip compares: two
+    answers that state different numbers state different values."""
+    out: set[float] = set()
+    for v in find_values(text, lang):
+        if v.kind == "date":
+            out.add(v.magnitude)
+            continue
+        digits = re.search(_NUM, v.text)
+        n = parse_number(digits.group(0), lang) if digits else None
+        if n is not None:
+            out.add(n)
+        elif v.kind != "duration":  # a duration in words: its number word is added below
+            out.add(v.magnitude)
+    words = lexicon(lang).numbers
+    for m in re.finditer(r"(?<!\w)([^\W\d_]+)", text):
+        if m.group(1).casefold() in words:
+            out.add(words[m.group(1).casefold()])
+    for m in _CJK_NUMBER.finditer(text):
+        if (n := _cjk_number(m.group(0))) is not None:
+            out.add(n)
+    return out

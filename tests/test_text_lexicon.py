@@ -1,0 +1,30 @@
+"""The lexicon: every supported language supplies every concern, read the same way."""
+
+from __future__ import annotations
+
+import pytest
+
+from builder.text.language import LANGUAGE_NAMES
+from builder.text.lexicon import DURATION_UNITS, KEYS, SUPPORTED, lexicon, raw_keys
+
+
+def test_supported_is_what_language_detection_can_return():
+    assert set(SUPPORTED) == set(LANGUAGE_NAMES)
+
+
+@pytest.mark.parametrize("code", SUPPORTED)
+def test_every_language_supplies_every_concern(code):
+    assert set(KEYS) <= raw_keys(code), f"{code}.toml lacks {set(KEYS) - raw_keys(code)}"
+    lex = lexicon(code)
+    for key in KEYS:
+        assert getattr(lex, key), f"{code}: {key} is empty"
+    assert set(lex.units.values()) <= set(DURATION_UNITS)
+    assert set(lex.months.values()) <= set(range(1, 13))
+    assert {lex.months[m] for m in lex.months} == set(range(1, 13)), f"{code}: months incomplete"
+    assert not (lex.yes & lex.no), f"{code}: a word is both yes and no"
+
+
+def test_unknown_and_regional_codes():
+    assert lexicon("pt-BR").code == "pt"
+    assert lexicon("xx").code == "en"
+    assert lexicon(None).code == "en"

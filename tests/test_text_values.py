@@ -1,0 +1,56 @@
+"""Values found by code, in several languages: what answers, comparisons and round trips use."""
+
+from __future__ import annotations
+
+import pytest
+
+from builder.text.bm25 import BM25
+from builder.text.values import comparable, find_values, magnitudes
+
+
+def kinds(text, lang):
+    return [(v.text, v.kind) for v in find_values(text, lang)]
+
+
+@pytest.mark.parametrize("lang,text,expected", [
+    ("en", "Parents get 12 weeks of full pay and $1,200 per year; 15% of staff.",
+     [("12 weeks", "duration"), ("$1,200", "amount"), ("15%", "percent")]),
+    ("en", "Since January 15, 2024 the limit is 10 GB.",
+     [("January 15, 2024", "date"), ("10 GB", "quantity")]),
+    ("es", "Tienes 30 días o dos semanas; 8 € al año desde el 15 de enero de 2024.",
+     [("30 días", "duration"), ("dos semanas", "duration"), ("8 €", "amount"),
+      ("15 de enero de 2024", "date")]),
+    ("fr", "Le délai est de 2 mois pour 1 200 € et 23,5 %.",
+     [("2 mois", "duration"), ("1 200 €", "amount"), ("23,5 %", "percent")]),
+    ("de", "Die Frist beträgt 14 Tage oder 1.500 Euro.",
+     [("14 Tage", "duration"), ("1.500 Euro", "amount")]),
+    ("zh", "退货需要5天，费用为100元，两周内。2024年3月1日起。",
+     [("5天", "duration"), ("100元", "amount"), ("两周", "duration"), ("2024年3月1日", "date")]),
+])
+def test_values_in_several_languages(lang, text, expected):
+    assert kinds(text, lang) == expected
+
+
+def test_identifiers_versions_and_times_are_not_values():
+    assert kinds("Use v2 with version 1.2.3 at 10:30 on host abc123.", "en") == []
+
+
+def test_magnitudes_and_comparability():
+    assert magnitudes("five seconds", "en") == magnitudes("5 seconds", "en") == {5.0}
+    assert magnitudes("两周", "zh") == {2.0}
+    assert 1500.0 in magnitudes("1.500 Euro", "de")
+    assert 1.5 in magnitudes("1.500 dollars", "en")
+    weeks, days = find_values("12 weeks", "en")[0], find_values("10 days", "en")[0]
+    assert comparable(weeks, days) and weeks.magnitude == 84 and days.magnitude == 10
+    money, pct = find_values("$5", "en")[0], find_values("5%", "en")[0]
+    assert not comparable(money, pct)
+
+
+def test_bm25_ranks_the_matching_text_first_in_any_script():
+    from builder.generate.reader import search_terms
+    texts = ["Returns are accepted within 30 days.", "Shipping takes 5 days.",
+             "标准配送需要5天送达。", "退货政策：30天内可退货。"]
+    index = BM25(texts, search_terms)
+    assert index.top("how long do returns take", 1)[0][0] == 0
+    assert index.top("退货需要多少天", 1)[0][0] == 3
+    assert index.top("zzz", 3) == []
