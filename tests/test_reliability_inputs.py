@@ -477,7 +477,7 @@ def test_compare_refuses_what_is_not_a_report(work):
     for other, message in (("in/golden.jsonl", "not a golden score report JSON"),
                            ("deep.json", "not a golden score report JSON"),
                            ("wrong.json", "summary.ndcg@10"),
-                           ("missing.json", "cannot read")):
+                           ("missing.json", "file not found")):
         assert_input_error(invoke(db, "compare", "a.json", other), message, where=other)
     assert_input_error(invoke(db, "compare", "a.json", "a.json", "--out", "c.txt"),
                        "report file must end in .json, .md or .html")

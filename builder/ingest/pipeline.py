@@ -122,6 +122,8 @@ def ingest_paths(
 
     found = discover(paths, include, exclude)
     report.skipped = found.skipped
+    for message in found.warnings:
+        on_warning(message)
     report.files = len(found.files)
     signature = chunking_signature(chunk_tokens, overlap)
     known = document_index(store)
