@@ -1,7 +1,7 @@
 """LLM faults during generation (issue 8, item 2): the stub endpoint answers with 429s, 500s,
 timeouts, connection resets, replies that trickle in a byte at a time (issue 32), broken JSON,
-schema failures, truncated, empty and refused replies; the job must finish and record every failure with its reason, and the counts must
-match what was injected.
+schema failures, truncated, empty and refused replies; the job must finish and record every
+failure with its reason, and the counts must match what was injected.
 
 What "match" means here, precisely (see `tests.stub_endpoint.expected_statuses`):
 - every HTTP request the stub received is one attempt the client counted: stub requests ==

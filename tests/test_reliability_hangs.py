@@ -96,6 +96,23 @@ def test_a_fifo_as_an_input_file_is_refused_never_waited_on(inputs, name):
     assert not (inputs / "r.jsonl").exists()
 
 
+def test_a_relevance_grade_of_hundreds_of_digits_is_refused_not_computed(inputs, tmp_path):
+    """`--gain exp` computes 2^grade: a 400-digit grade in qrels or a golden file never
+    finished. Grades beyond +-1000 are refused, naming the line."""
+    (tmp_path / "qrels.txt").write_text("q1 0 c1 1\nq1 0 c2 " + "9" * 400 + "\n")
+    (tmp_path / "graded.jsonl").write_text(
+        '{"id": "q1", "query": "How long?", "relevance": {"c1": %s}}\n' % ("9" * 400))
+    for args, where in (
+            (["--qrels", "qrels.txt", "--trec-run", str(inputs / "in" / "trec_run.txt")],
+             "qrels.txt:2: relevance '99"),
+            (["--golden", "graded.jsonl", "--run", str(inputs / "in" / "run.jsonl")],
+             "graded.jsonl:1: relevance.c1: ")):
+        done = golden_process(tmp_path, "--db", "g.db", "score", "--no-judge", "--no-save",
+                              "--gain", "exp", *args)
+        assert done.returncode == 2, done.stderr
+        assert done.stderr.startswith(f"golden: error: {where}"), done.stderr
+
+
 # ------------------------------------------------------------------ an endpoint that trickles
 
 class Facts(BaseModel):
