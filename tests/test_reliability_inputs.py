@@ -720,6 +720,20 @@ def test_a_damaged_pdf_stops_the_ingest_naming_the_file(work, name, pdf, message
     before.assert_unchanged()
 
 
+def test_a_pdf_whose_every_line_repeats_on_every_page_is_ingested(work):
+    """Found with the page-count PDFs: four identical pages made every line a running header,
+    all were dropped, and the heading pass failed on no lines (internal error, IndexError).
+    When nothing but "running" lines is left, they are the text."""
+    pytest.importorskip("pypdfium2")
+    folder = work / "same"
+    folder.mkdir()
+    (folder / "four.pdf").write_bytes(_pdf(10**9, [3, 3, 3, 3]))  # claims 1e9, holds 4
+    db = work / "g.db"
+    result = invoke(db, "ingest", folder)
+    assert result.exit_code == 0, result.output
+    assert "Returns are free within 45 days." in "\n".join(chunk_texts(db, "four.pdf"))
+
+
 HUGE = "9" * 5000  # past Python's 4300-digit limit for int(str): json.loads raised ValueError
 RUN_LINE = '{"query_id": "q1", "retrieved_ids": ["c1"]}\n'
 

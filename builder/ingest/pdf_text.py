@@ -89,7 +89,10 @@ def pdf_to_text(data: bytes, display: str) -> Extracted:
     if not pages or not any(pages):
         raise NoText("no text layer (a scan?); skipped: run OCR on it to ingest it")
     empty = [str(k + 1) for k, lines in enumerate(pages) if not lines]
+    every_line = [list(lines) for lines in pages]
     _drop_running_lines(pages)
+    if not any(pages):  # every line repeats on every page: then that is the text, not a header
+        pages = every_line
     _mark_headings(pages, outline)
     out = DocumentText()
     for lines in pages:
