@@ -27,7 +27,6 @@ ignored).
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
@@ -38,7 +37,7 @@ from pydantic import (
 
 from builder.errors import InputError
 from builder.score.trec import MAX_GRADE, read_qrels, read_trec_run  # noqa: F401  (re-exported)
-from builder.text.input_files import open_input, reading
+from builder.text.input_files import input_lines
 from builder.text.jsonl import parse_json
 
 UNANSWERABLE = "unanswerable"
@@ -178,23 +177,6 @@ def normalise_query(text: str) -> str:
     return " ".join(text.split())
 
 
-def _lines(path: str | Path) -> Iterator[tuple[int, str]]:
-    """Non-blank lines with 1-based numbers; a missing or undecodable file is an InputError
-    (naming the line of the first bad byte). A UTF-8 byte-order mark is dropped. Lines end at
-    "\n" only, so a U+2028 inside a JSON string does not split its line."""
-    with reading(path), open_input(path) as fh:
-        for n, raw in enumerate(fh, 1):
-            if n == 1 and raw.startswith(b"\xef\xbb\xbf"):
-                raw = raw[3:]
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise InputError(f"not UTF-8 text ({exc.reason} at byte {exc.start + 1} of "
-                                 "the line)", path=str(path), line=n) from None
-            if line.strip():
-                yield n, line
-
-
 def _json_object(text: str, path: str, line: int) -> dict[str, Any]:
     obj = parse_json(text, path, line)
     if not isinstance(obj, dict):
@@ -212,7 +194,7 @@ def read_golden(path: str | Path) -> GoldenSet:
     """Load a golden JSONL file (native or seed lines) into a `GoldenSet`."""
     spath = str(path)
     golden = GoldenSet(path=spath, items={})
-    for n, text in _lines(path):
+    for n, text in input_lines(path):
         obj = _json_object(text, spath, n)
         try:
             if "id" not in obj and ("expectedAnswer" in obj or "relevantChunkIds" in obj
@@ -266,7 +248,7 @@ def read_run(path: str | Path, golden: GoldenSet, *, dedupe: bool = False,
     spath = str(path)
     items: dict[str, RunItem] = {}
     skipped: list[UnknownQuery] = []
-    for n, text in _lines(path):
+    for n, text in input_lines(path):
         obj = _json_object(text, spath, n)
         try:
             rec = RunRecord.model_validate(obj)

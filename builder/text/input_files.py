@@ -9,8 +9,8 @@ refused it, each with its own check. Every reader of a user's file now opens it 
   opened non-blocking and checked with `fstat` on the open descriptor, so a path swapped for a
   FIFO between the check and the open is refused too;
 - an OS error while opening or reading (permissions, I/O) is an `InputError` naming the path;
-- text that is not valid in its encoding is an `InputError` naming the line of the first bad
-  byte (`decode_text`).
+- text that is not UTF-8 is an `InputError` naming the line of the first bad byte
+  (`decode_text`).
 
 Symlinks are followed: a link to a regular file is a regular file.
 """
@@ -30,9 +30,6 @@ try:
     import fcntl
 except ImportError:  # not POSIX: no FIFOs to guard against, no O_NONBLOCK to clear
     fcntl = None  # type: ignore[assignment]
-
-NOT_REGULAR = "not a regular file (a FIFO, socket or device?); golden reads only files"
-
 
 def special_kind(mode: int) -> str | None:
     """"a FIFO", "a socket", "a device" for a file mode that is none of a regular file or a
@@ -79,8 +76,10 @@ def open_input(path: str | Path, shown: str | None = None) -> BinaryIO:
             mode = os.fstat(fd).st_mode
             if stat.S_ISDIR(mode):
                 raise IsADirectoryError
-            if special_kind(mode) is not None:
-                raise InputError(NOT_REGULAR, path=shown if shown is not None else str(path))
+            kind = special_kind(mode)
+            if kind is not None:
+                raise InputError(f"not a regular file ({kind}); golden reads only regular files",
+                                 path=shown if shown is not None else str(path))
             if fcntl is not None:
                 flags = fcntl.fcntl(fd, fcntl.F_GETFL)
                 fcntl.fcntl(fd, fcntl.F_SETFL, flags & ~os.O_NONBLOCK)
@@ -96,21 +95,37 @@ def read_input_bytes(path: str | Path, shown: str | None = None) -> bytes:
         return handle.read()
 
 
-def decode_text(data: bytes, path: str | Path, encoding: str = "utf-8") -> str:
-    """`data` decoded; a UTF-8 byte-order mark is dropped. Bytes that are not `encoding` are
-    an InputError naming the line and the byte within it."""
-    if encoding.replace("_", "-").lower() in ("utf-8", "utf8") and data.startswith(b"\xef\xbb\xbf"):
+def decode_text(data: bytes, path: str | Path) -> str:
+    """`data` as UTF-8 text, a byte-order mark dropped. Bytes that are not UTF-8 are an
+    InputError naming the line and the byte within it."""
+    if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
     try:
-        return data.decode(encoding)
+        return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line_start = data.rfind(b"\n", 0, exc.start) + 1
-        name = "UTF-8" if "utf" in encoding.lower() and "8" in encoding else encoding
-        raise InputError(f"not {name} text ({exc.reason} at byte {exc.start - line_start + 1} "
+        raise InputError(f"not UTF-8 text ({exc.reason} at byte {exc.start - line_start + 1} "
                          "of the line)", path=str(path),
                          line=data.count(b"\n", 0, exc.start) + 1) from None
 
 
-def read_input_text(path: str | Path, encoding: str = "utf-8") -> str:
-    """The file's text (see `open_input` and `decode_text`)."""
-    return decode_text(read_input_bytes(path), path, encoding)
+def input_lines(path: str | Path) -> Iterator[tuple[int, str]]:
+    """The file's non-blank lines as UTF-8 text with 1-based numbers, streamed (see
+    `open_input`); a byte-order mark is dropped, and a line that is not UTF-8 is an InputError
+    naming it. Lines end at "\\n" only: a U+2028 inside a JSON string does not split its line."""
+    with reading(path), open_input(path) as handle:
+        for n, raw in enumerate(handle, 1):
+            if n == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                raw = raw[3:]
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise InputError(f"not UTF-8 text ({exc.reason} at byte {exc.start + 1} of "
+                                 "the line)", path=str(path), line=n) from None
+            if line.strip():
+                yield n, line
+
+
+def read_input_text(path: str | Path) -> str:
+    """The file's UTF-8 text (see `open_input` and `decode_text`)."""
+    return decode_text(read_input_bytes(path), path)

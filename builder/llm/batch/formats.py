@@ -32,7 +32,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from builder.errors import InputError
-from builder.text.input_files import open_input, reading
+from builder.text.input_files import input_lines
 from builder.text.jsonl import parse_json
 
 ENDPOINT = "/v1/chat/completions"
@@ -130,13 +130,5 @@ def read_results(path: str | Path) -> Iterator[tuple[int, ResultLine]]:
     streamed. Raises InputError for an unreadable file (a FIFO included: `open_input`), a
     line that is not UTF-8 or a malformed line, naming the file and line."""
     name = str(path)
-    with reading(path), open_input(path) as handle:
-        for line_no, raw in enumerate(handle, 1):
-            if not raw.strip():
-                continue
-            try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise InputError(f"not UTF-8 text ({exc.reason} at byte {exc.start + 1} of "
-                                 "the line)", path=name, line=line_no) from None
-            yield line_no, parse_result(text, path=name, line_no=line_no)
+    for line_no, text in input_lines(path):
+        yield line_no, parse_result(text, path=name, line_no=line_no)
