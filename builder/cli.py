@@ -59,7 +59,7 @@ class CliContext:
         return Store(self.db_path)
 
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff]")  # surrogates: bytes not UTF-8
 
 
 def one_line(message: str) -> str:

@@ -14,6 +14,9 @@ replies. On top of that it injects faults at set rates:
     reset     the request is read, then the TCP connection is reset (SO_LINGER 0)
     partial   200 headers and half the body, then the connection is reset
     stall     200 headers and half the body, then nothing until `timeout_sleep` has passed
+    trickle   200 headers, then the body one byte every `trickle_every` seconds (0.5), never
+              idle long enough for a per-read timeout; the connection is closed after
+              `trickle_for` seconds (60) so a client without an overall deadline still ends
     not_json  200 with an HTML body (a proxy's error page)
     bad_json  200, content that holds no JSON object
     bad_schema 200, a JSON object that fails every generation output model
@@ -65,10 +68,10 @@ from builder.generate.context import PROMPT_NAMES
 from builder.llm.prompts import load_prompt
 
 FAULTS = ("429", "500", "timeout", "reset", "partial", "stall", "bad_json", "bad_schema",
-          "truncated", "empty", "refusal", "not_json")
+          "truncated", "empty", "refusal", "not_json", "trickle")
 # The client retries these; "not_json" (a 200 whose body is not JSON, e.g. a proxy's HTML
 # page) is not retried within the call: it ends the call as 'error' at once.
-TRANSPORT_FAULTS = ("429", "500", "timeout", "reset", "partial", "stall")
+TRANSPORT_FAULTS = ("429", "500", "timeout", "reset", "partial", "stall", "trickle")
 # Fails FactsOutput, QuestionsOutput, EvolvedQuestion and the three verdict models alike.
 BAD_SCHEMA = {"facts": "x", "questions": 5, "question": 7, "answerable": "maybe",
               "answered": "maybe", "items": "x"}
@@ -210,6 +213,7 @@ class StubEndpoint:
                  faults: Mapping[str, float] | None = None, seed: int = 0,
                  latency: tuple[float, float] = (0.0, 0.0), clean_first: int = 10,
                  timeout_sleep: float = 2.0, retry_after: str = "1",
+                 trickle_every: float = 0.5, trickle_for: float = 60.0,
                  watch_db: str | None = None,
                  fault_for: Callable[[Hit], str | None] | None = None,
                  prompts: tuple[str, ...] = PROMPT_NAMES):
@@ -224,6 +228,8 @@ class StubEndpoint:
         self.latency = latency
         self.clean_first = clean_first
         self.timeout_sleep = timeout_sleep
+        self.trickle_every = trickle_every
+        self.trickle_for = trickle_for
         self.retry_after = retry_after
         self.watch_db = watch_db
         self.fault_for = fault_for
@@ -629,7 +635,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(400, {"error": {"message": "stub: unrecognised prompt",
                                        "type": "invalid_request_error"}})
             return
-        cut = fault if fault in ("partial", "stall") else None
+        cut = fault if fault in ("partial", "stall", "trickle") else None
         self._send(200, payload, cut=cut)
 
     def do_GET(self) -> None:  # noqa: N802
@@ -649,6 +655,9 @@ class _Handler(BaseHTTPRequestHandler):
             if cut is None:
                 self.wfile.write(data)
                 return
+            if cut == "trickle":
+                self._trickle(data)
+                return
             self.wfile.write(data[: len(data) // 2])
             self.wfile.flush()
             if cut == "stall":
@@ -660,3 +669,14 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
         except OSError:  # the client gave up (timeout) or was killed
             self.close_connection = True
+
+    def _trickle(self, data: bytes) -> None:
+        """One byte of `data` every `trickle_every` seconds, for at most `trickle_for`."""
+        stub = self.endpoint
+        deadline = time.monotonic() + stub.trickle_for
+        for k in range(len(data)):
+            self.wfile.write(data[k:k + 1])
+            self.wfile.flush()
+            if stub._stopping.wait(stub.trickle_every) or time.monotonic() > deadline:
+                break
+        self.close_connection = True

@@ -244,7 +244,7 @@ def test_missing_path_unreadable_file_and_unsupported_file(capsys, tmp_path, kb)
     assert code == 2 and "nope: no such file or folder" in err
     (kb / "dangling.md").symlink_to(tmp_path / "gone.md")
     code, _, err = run(capsys, db, "ingest", str(kb))
-    assert code == 2 and "dangling.md: cannot read file" in err
+    assert code == 2 and "dangling.md: file not found" in err
     code, _, err = run(capsys, db, "ingest", str(kb / "features.toml"))
     assert code == 2 and "unsupported file type '.toml'" in err
     assert not list_documents(Store(db))

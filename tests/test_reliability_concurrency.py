@@ -46,3 +46,60 @@ def test_the_same_decision_by_a_second_annotator_is_recorded(tmp_path):
         assert review_log.undo_last(bob, "bob").restored == 1  # back to ann's accept
         row = ann.query("SELECT status, reviewer FROM candidates")[0]
         assert (row["status"], row["reviewer"]) == ("accepted", "ann")
+
+
+def test_two_ingests_of_folders_with_the_same_file_names_started_together(tmp_path, monkeypatch):
+    """Issue 32: both used to exit 0, the second silently replacing the first one's documents
+    (run one after the other, the second is refused). Both threads finish reading and checking
+    before either writes (a barrier at the last check); the one that writes second must be
+    refused as if it had started after the other, with nothing of its own written."""
+    import threading
+
+    import builder.ingest.pipeline as pipeline
+    from builder.errors import InputError
+    from builder.ingest.pipeline import ingest_paths
+    from builder.store import Store
+
+    for folder in ("a", "b"):
+        (tmp_path / folder).mkdir()
+        for n in range(5):
+            (tmp_path / folder / f"doc{n}.md").write_text(
+                f"# Doc {n}\n\nDocument {n} of folder {folder}.\n", encoding="utf-8")
+    db = tmp_path / "g.db"
+    Store(db).close()
+
+    barrier = threading.Barrier(2, timeout=60)
+    waited = threading.local()
+    real_check = pipeline._check_custom_ids
+
+    def check_then_wait(*args, **kwargs):
+        real_check(*args, **kwargs)
+        if not getattr(waited, "done", False):  # the reading phase's check, not the re-check
+            waited.done = True
+            barrier.wait()
+
+    monkeypatch.setattr(pipeline, "_check_custom_ids", check_then_wait)
+    outcomes: dict[str, object] = {}
+
+    def ingest(folder: str) -> None:
+        with Store(db) as store:
+            try:
+                outcomes[folder] = ingest_paths(store, [str(tmp_path / folder)],
+                                                parallel_min_chars=None)
+            except InputError as exc:
+                outcomes[folder] = exc
+
+    threads = [threading.Thread(target=ingest, args=(f,)) for f in ("a", "b")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    assert not any(t.is_alive() for t in threads)
+    refused = {f: o for f, o in outcomes.items() if isinstance(o, InputError)}
+    assert len(outcomes) == 2 and len(refused) == 1, outcomes
+    [(loser, error)] = refused.items()
+    winner = "b" if loser == "a" else "a"
+    assert "is already ingested from" in str(error) and f"{winner}/doc" in str(error)
+    with Store(db) as store:
+        paths = [r["path"] for r in store.query("SELECT path FROM documents ORDER BY id")]
+    assert paths == [str(tmp_path / winner / f"doc{n}.md") for n in range(5)]

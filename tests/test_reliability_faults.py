@@ -1,7 +1,7 @@
 """LLM faults during generation (issue 8, item 2): the stub endpoint answers with 429s, 500s,
-timeouts, connection resets, broken JSON, schema failures, truncated, empty and refused
-replies; the job must finish and record every failure with its reason, and the counts must
-match what was injected.
+timeouts, connection resets, replies that trickle in a byte at a time (issue 32), broken JSON,
+schema failures, truncated, empty and refused replies; the job must finish and record every
+failure with its reason, and the counts must match what was injected.
 
 What "match" means here, precisely (see `tests.stub_endpoint.expected_statuses`):
 - every HTTP request the stub received is one attempt the client counted: stub requests ==
@@ -46,7 +46,7 @@ SCRIPTS = [
     ["429", "ok"], ["500"] * (MAX_RETRIES + 1), ["bad_json", "bad_schema"],
     ["truncated", "truncated"], ["empty"], ["refusal"], ["timeout", "ok"], ["reset", "ok"],
     ["bad_schema", "ok"], ["truncated", "ok"], ["429", "500", "reset", "ok"],
-    ["partial", "ok"], ["stall", "ok"], ["not_json"],
+    ["partial", "ok"], ["stall", "ok"], ["not_json"], ["trickle", "ok"],
 ]
 
 

@@ -265,6 +265,35 @@ def test_a_full_disk_mid_transaction_rolls_back_with_one_line(tmp_path):
         assert store.query("SELECT COUNT(*) AS n FROM documents") == [{"n": 0}]
 
 
+def test_a_full_disk_under_generate_batch_names_the_folder_and_leaves_no_staging_files(
+        tmp_path, golden_cli):
+    """`generate --batch DIR` with DIR on a full disk (the database elsewhere): one line naming
+    the folder, not the database, and no `.staging-*` file left behind (the last flush fails
+    on close: the temporary files are deleted all the same). With room, the same command
+    stages the requests."""
+    from tests.support.scripted_kb import build_kb
+
+    db = tmp_path / "g.db"
+    build_kb(db).close()
+    with full_disk(tmp_path, [], free=6000) as folder:
+        jobs = folder / "jobs"
+        args = ["--db", str(db), "generate", "--n", "6", "--base-url", "http://127.0.0.1:9/v1",
+                "--model", "stub-model", "--batch", str(jobs)]
+        code, _, err = golden_cli(*args)
+        errors = [line for line in err.splitlines() if not line.startswith("golden: facts:")]
+        assert code == 1, err
+        assert_one_line("\n".join(errors), f"{jobs}: No space left on device")
+        assert str(db) not in err
+        assert [p.name for p in jobs.iterdir()] == []  # no .staging-* file, no manifest
+        with Store(db) as store:
+            assert store.query("SELECT count(*) AS n FROM batch_requests") == [{"n": 0}]
+        (folder / "filler").unlink()
+        code, _, err = golden_cli(*args)
+        assert code == 0, err
+        assert [p.name for p in jobs.iterdir() if p.name.startswith(".staging-")] == []
+        assert any(p.name.startswith("requests-r001-") for p in jobs.iterdir())
+
+
 # -- unwritable output folder -----------------------------------------------------------------
 
 def test_an_unwritable_output_folder_is_one_line_naming_the_file(template, tmp_path, golden_cli):

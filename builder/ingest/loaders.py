@@ -14,7 +14,8 @@ raises `InputError` naming the file (and line, for JSONL):
   byte-order mark is dropped; line endings are kept as they are, so offsets index the file's
   own text;
 - JSONL: a line that is not a JSON object, a string holding a lone surrogate (a `\\ud800`
-  escape without its pair: not Unicode, so it could not be stored or printed), an `id` that is
+  escape without its pair: not Unicode, so it could not be stored or printed; refused by
+  `builder.text.jsonl.parse_json`, as in every JSONL golden reads), an `id` that is
   not a non-empty string or integer,
   a `text` that is not a non-empty string, a `metadata` that is not an object, or an `id`
   repeated within the file.
@@ -32,6 +33,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from builder.errors import InputError
 from builder.ingest.blocks import Block
+from builder.text.input_files import read_input_bytes
+from builder.text.jsonl import parse_json
 
 FORMATS = {
     ".md": "markdown", ".markdown": "markdown", ".txt": "text", ".html": "html",
@@ -101,10 +104,8 @@ class LoadedDocument:
 
 
 def read_bytes(path: Path, display: str) -> bytes:
-    try:
-        return path.read_bytes()
-    except OSError as exc:
-        raise InputError(f"cannot read file ({exc.strerror or exc})", path=display) from exc
+    """The file's bytes; InputError naming it as the user wrote it (`input_files`)."""
+    return read_input_bytes(path, display)
 
 
 def read_text(path: Path, display: str, warn: Callable[[str], None]) -> str:
@@ -157,22 +158,10 @@ def _jsonl_documents(text: str, path: Path, doc_id: str, display: str) -> list[L
     for number, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
-        try:
-            raw = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"not valid JSON ({exc.msg})", path=display, line=number) from exc
-        except RecursionError:
-            raise InputError("not valid JSON (nested too deeply)", path=display,
-                             line=number) from None
+        raw = parse_json(line, display, number, label="not valid JSON")
         if not isinstance(raw, dict):
             raise InputError("expected a JSON object with \"id\" and \"text\"", path=display,
                              line=number)
-        if "\\u" in line:
-            where = _lone_surrogate(raw)
-            if where is not None:
-                raise InputError(f"field \"{where}\": lone surrogate (a \\ud800-\\udfff "
-                                 f"escape without its pair is not Unicode text)", path=display,
-                                 line=number)
         try:
             rec = JsonlRecord.model_validate(raw)
         except ValidationError as exc:
@@ -203,25 +192,3 @@ def _jsonl_documents(text: str, path: Path, doc_id: str, display: str) -> list[L
                                    records=records, title=title,
                                    whole_file=unsourced and source == doc_id))
     return docs
-
-
-def _lone_surrogate(value: Any, where: str = "") -> str | None:
-    """Dotted path of the first key or string in `value` holding a lone surrogate, or None."""
-    if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            return where or "record"
-        return None
-    if isinstance(value, dict):
-        for key, item in value.items():
-            found = _lone_surrogate(key, where or "record") or _lone_surrogate(
-                item, f"{where}.{key}" if where else str(key))
-            if found:
-                return found
-    elif isinstance(value, list):
-        for k, item in enumerate(value):
-            found = _lone_surrogate(item, f"{where}.{k}")
-            if found:
-                return found
-    return None

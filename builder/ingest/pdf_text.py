@@ -17,7 +17,9 @@ What is kept (see `document_text` for the shape of the result):
 
 A PDF whose pages hold no text at all (a scan without OCR) is `NoText`: the caller warns
 and skips it. Pages without text in an otherwise textual PDF are named in a warning. An
-encrypted or damaged file is an `InputError` naming it. pypdfium2 is in the `documents`
+encrypted or damaged file is an `InputError` naming it, a page that cannot be loaded
+included (a damaged page, or a page count larger than the pages the file holds), so the
+ingest stops before anything is written, as for any other damaged file. pypdfium2 is in the `documents`
 extra; without it a PDF is an `InputError` that says how to install it.
 """
 
@@ -68,15 +70,29 @@ def pdf_to_text(data: bytes, display: str) -> Extracted:
                              path=display) from None
         raise InputError(f"not a readable PDF ({exc})", path=display) from None
     try:
-        pages = [_page_lines(pdf[i], pdfium_c) for i in range(len(pdf))]
-        outline = _outline(pdf)
-        title = one_line(pdf.get_metadata_value("Title") or "") or None
+        pages = []
+        for i in range(len(pdf)):
+            try:
+                pages.append(_page_lines(pdf[i], pdfium_c))
+            except pdfium.PdfiumError as exc:
+                # A damaged page, or a page count the file's pages do not bear out (a PDF
+                # claiming a million pages stops at the first one that is not there).
+                raise InputError(f"damaged PDF: page {i + 1} of the {len(pdf)} it claims cannot "
+                                 f"be read ({str(exc).rstrip('.')})", path=display) from None
+        try:
+            outline = _outline(pdf)
+            title = one_line(pdf.get_metadata_value("Title") or "") or None
+        except pdfium.PdfiumError as exc:
+            raise InputError(f"damaged PDF ({str(exc).rstrip('.')})", path=display) from None
     finally:
         pdf.close()
     if not pages or not any(pages):
         raise NoText("no text layer (a scan?); skipped: run OCR on it to ingest it")
     empty = [str(k + 1) for k, lines in enumerate(pages) if not lines]
+    every_line = [list(lines) for lines in pages]
     _drop_running_lines(pages)
+    if not any(pages):  # every line repeats on every page: then that is the text, not a header
+        pages = every_line
     _mark_headings(pages, outline)
     out = DocumentText()
     for lines in pages:

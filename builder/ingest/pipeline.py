@@ -7,6 +7,15 @@ documents written, each in its own transaction (`save_document` / `delete_docume
 processes (a review UI) never wait long for the lock, and an interrupted run leaves whole
 documents: running it again finishes the job.
 
+Two ingests started together: the conflict checks are made again inside the write
+transactions (BEGIN IMMEDIATE, which serialises writers): all of them in the first one, and
+each document's own in the transaction that writes it. So a document is never silently
+replaced by one from another folder with the same name: of two ingests of such folders, the
+one that writes second is refused as if it had started after the other (exit 2, nothing
+written when the folders hold the same names; when each also has files of its own and both got
+past the first transaction, the later one stops at its first conflict with whole documents
+written before it).
+
 Idempotent and incremental:
 - unchanged document (same content hash, same chunking settings, same file): skipped without
   being parsed or chunked, so re-ingesting an unchanged corpus costs a read and a hash per file;
@@ -49,7 +58,7 @@ from builder.ingest.tokens import encoding
 from builder.store import Store
 from builder.text.language import detect_language
 from builder.store.documents import (
-    chunk_owners, delete_document, document_index, save_document,
+    chunk_owners, delete_document, document_index, document_path, save_document,
 )
 
 CHUNKER_VERSION = 3  # 2: code fences and tables are never split; 3: Markdown front matter dropped
@@ -122,6 +131,8 @@ def ingest_paths(
 
     found = discover(paths, include, exclude)
     report.skipped = found.skipped
+    for message in found.warnings:
+        on_warning(message)
     report.files = len(found.files)
     signature = chunking_signature(chunk_tokens, overlap)
     known = document_index(store)
@@ -142,9 +153,7 @@ def ingest_paths(
                                  f"ingest their common parent folder instead", path=doc.display)
             seen[doc.id] = doc
             old = known.get(doc.id)
-            if old is not None and old["path"] != str(doc.path) and Path(old["path"]).exists():
-                raise InputError(f"document id {doc.id!r} is already ingested from "
-                                 f"{old['path']}", path=doc.display)
+            _check_not_taken(doc, old["path"] if old is not None else None)
             expected = signature if doc.format != "jsonl" else "jsonl"
             if (old is not None and old["content_hash"] == doc.content_hash
                     and old["path"] == str(doc.path)
@@ -168,17 +177,24 @@ def ingest_paths(
     rewritten = {d.id for d in todo} | set(removals)
     _check_custom_ids(store, todo, rewritten)
 
-    # 2. Write: removals first (they may free ids), then one transaction per document.
-    for doc_id in removals:
-        report.chunks_removed += delete_document(store, doc_id)
-        report.documents_removed += 1
+    # 2. Write: removals first (they may free ids), then one transaction per document. The
+    # checks above read the database as it was; another ingest started at the same time may
+    # have written since. So they are made again inside the write transactions (BEGIN
+    # IMMEDIATE): all of them with the removals, and each document's own with its write.
+    with store.write():
+        _check_still_free(store, todo, rewritten)
+        for doc_id in removals:
+            report.chunks_removed += delete_document(store, doc_id)
+            report.documents_removed += 1
     # Not on a writer thread: measured on a busy 2-core machine, a writer thread cost more
     # wall time than it saved (GIL hand-offs, the chunker is Python). Large ingests chunk in
     # worker processes instead, while this process writes (see `_built`).
     with contextlib.closing(_built(todo, chunk_tokens, overlap, signature,
                                    parallel_min_chars)) as built:
         for doc, (row, chunks) in zip(todo, built):
-            changes = save_document(store, row, chunks, claim_ids=doc.format == "jsonl")
+            with store.write():
+                _check_not_taken(doc, document_path(store, doc.id))
+                changes = save_document(store, row, chunks, claim_ids=doc.format == "jsonl")
             report.chunks_added += changes.added
             report.chunks_updated += changes.updated
             report.chunks_kept += changes.kept
@@ -302,6 +318,24 @@ def _file_ids(known: dict[str, dict]) -> dict[str, str]:
 
 def _is_under(path: str, root: Path) -> bool:
     return path.startswith(str(root).rstrip("/") + "/")
+
+
+def _check_not_taken(doc: LoadedDocument, stored_path: str | None) -> None:
+    """A document id already ingested from another file that still exists is an input error
+    (two folders with the same file names, ingested into one database)."""
+    if stored_path is not None and stored_path != str(doc.path) and Path(stored_path).exists():
+        raise InputError(f"document id {doc.id!r} is already ingested from {stored_path}",
+                         path=doc.display)
+
+
+def _check_still_free(store: Store, todo: list[LoadedDocument], rewritten: set[str]) -> None:
+    """The checks of the reading phase, against the database as it is now (called inside the
+    first write transaction): another ingest may have written the same ids meanwhile."""
+    now = document_index(store)
+    for doc in todo:
+        row = now.get(doc.id)
+        _check_not_taken(doc, row["path"] if row is not None else None)
+    _check_custom_ids(store, todo, rewritten)
 
 
 def _check_custom_ids(store: Store, todo: list[LoadedDocument], rewritten: set[str]) -> None:

@@ -6,7 +6,8 @@ What a call to `structured()` guarantees:
   parameters, output schema) is returned without any network call.
 - At most `concurrency` requests in flight; our own retries (the SDK's are off, so each one is
   counted): exponential backoff with jitter on 429 (honouring Retry-After), 5xx, timeouts and
-  connection errors, up to `max_retries`.
+  connection errors, up to `max_retries`. `timeout` bounds each request as a whole, from
+  sending it to the last byte of the reply (not only the wait between two bytes).
 - Structured output ladder json_schema -> json_object -> text, walked once per endpoint+model
   and remembered (in memory and in the `meta` table).
 - One repair round on a reply that does not validate; one retry with twice the room on a
@@ -346,7 +347,12 @@ class OpenAIClient:
             try:
                 # The generic `post` skips the SDK's per-call request transformation (~3-6 ms of
                 # CPU per call at high concurrency); the body is plain JSON we built ourselves.
-                response = await sdk.post("/chat/completions", body=request, cast_to=httpx2.Response)
+                # The SDK's timeout is httpx's, per read: an endpoint that sends its status and
+                # then a byte every half second restarts it with every byte and held a run
+                # forever. `wait_for` is the call's overall deadline, reply body included.
+                response = await asyncio.wait_for(
+                    sdk.post("/chat/completions", body=request, cast_to=httpx2.Response),
+                    self.settings.timeout)
             except openai.AuthenticationError:
                 # The body may echo part of the key: not shown.
                 return self._fatal_reply(attempt, "the endpoint rejected the API key (HTTP 401): "
@@ -365,7 +371,7 @@ class OpenAIClient:
                                              "insufficient_quota)")
                 reason, retry, delay = "rate limited (HTTP 429)", True, _retry_after(exc.response)
                 kind = "error"
-            except openai.APITimeoutError:
+            except (openai.APITimeoutError, TimeoutError):
                 reason, retry, kind = f"timed out after {self.settings.timeout:g} s", True, "timeout"
             except openai.APIConnectionError:
                 reason, retry, kind = f"cannot connect to {self.endpoint}", True, "unreachable"

@@ -25,7 +25,6 @@ import json
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, BinaryIO
 
 from builder.errors import InputError
@@ -35,6 +34,8 @@ from builder.logs.spans import facts_of, is_otlp, is_span, spans_of_line, trace_
 from builder.store.db import Store
 from builder.store.jsoncols import to_json
 from builder.store.logs import RECORD_COLUMNS, RECORD_JSON, LogStaging
+from builder.text.input_files import open_input, reading
+from builder.text.jsonl import parse_json
 
 BATCH = 1000
 PROGRESS_EVERY_S = 10.0
@@ -59,20 +60,20 @@ class ImportReport:
 
 
 def _open(path: str) -> BinaryIO:
-    p = Path(path)
-    if not p.exists():
-        raise InputError("file not found", path=path)
-    if not p.is_file():
-        raise InputError("not a regular file", path=path)
-    try:
-        fh = open(p, "rb")
-        if fh.read(2) == b"\x1f\x8b":
+    """The file, gunzipped when it starts with gzip's magic bytes; a missing path, a folder or
+    a FIFO is refused by `open_input` (never waited on)."""
+    fh = open_input(path)
+    with reading(path):
+        try:
+            gzipped = fh.read(2) == b"\x1f\x8b"
+            fh.seek(0)
+        except BaseException:
             fh.close()
-            return gzip.open(p, "rb")  # type: ignore[return-value]
-        fh.seek(0)
-        return fh
-    except OSError as exc:
-        raise InputError(f"cannot read ({exc.strerror or exc})", path=path) from None
+            raise
+        if not gzipped:
+            return fh
+        fh.close()
+        return gzip.open(path, "rb")  # type: ignore[return-value]
 
 
 def _json_lines(path: str) -> Iterator[tuple[int, Any]]:
@@ -89,13 +90,7 @@ def _json_lines(path: str) -> Iterator[tuple[int, Any]]:
                 except UnicodeDecodeError as exc:
                     raise InputError(f"not valid UTF-8 (byte {exc.start + 1})", path=path,
                                      line=n) from None
-                try:
-                    yield n, json.loads(text)
-                except json.JSONDecodeError as exc:
-                    raise InputError(f"not JSON ({exc.msg}, column {exc.colno})", path=path,
-                                     line=n) from None
-                except RecursionError:
-                    raise InputError("not JSON (nested too deeply)", path=path, line=n) from None
+                yield n, parse_json(text, path, n, label="not JSON")
         except (OSError, EOFError, gzip.BadGzipFile) as exc:
             raise InputError(f"cannot read after line {n} ({exc})", path=path) from None
 

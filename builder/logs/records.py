@@ -31,6 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from builder.errors import InputError
 from builder.logs.scrub import Scrubber
+from builder.score.inputs import Count, Measure
 
 
 class Feedback(BaseModel):
@@ -56,10 +57,11 @@ class LogRecord(BaseModel):
     retrieved_ids: list[str] | None = None
     contexts: list[str] | None = None
     session_id: str | None = None
-    latency_ms: float | None = Field(None, ge=0, allow_inf_nan=False)
-    prompt_tokens: int | None = Field(None, ge=0)
-    completion_tokens: int | None = Field(None, ge=0)
-    cost: float | None = Field(None, ge=0, allow_inf_nan=False)
+    # bounded as in a run file, so the trends' means and totals stay finite
+    latency_ms: Measure | None = None
+    prompt_tokens: Count | None = None
+    completion_tokens: Count | None = None
+    cost: Measure | None = None
     model: str | None = None
     feedback: Feedback | None = None
     metadata: dict[str, Any] | None = None

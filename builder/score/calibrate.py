@@ -46,7 +46,7 @@ def read_human_scores(path: str | Path) -> list[HumanScore]:
     """Load a CSV (header row) or JSONL file of human scores; InputError with file:line."""
     spath = str(path)
     p = Path(path)
-    text = read_input_text(path, encoding="utf-8-sig")
+    text = read_input_text(path)
     rows: list[tuple[int, Any]] = []
     if p.suffix.lower() == ".csv":
         reader = csv.DictReader(text.splitlines())

@@ -23,13 +23,15 @@ from __future__ import annotations
 import random
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel
 
 from builder.errors import InputError
 from builder.score.directions import arrow, lower_is_better, verdict
+from builder.score.inputs import within
 from builder.score.report import fmt, md_cell, md_table, query_label, visible
+from builder.text.input_files import read_input_text
 
 RESAMPLES = 1000
 SEED = 0
@@ -237,8 +239,16 @@ def _worse(qa: Mapping[str, Any], qb: Mapping[str, Any], common: Sequence[str],
     return worse
 
 
+# A figure in a report must be a finite number no larger than this (either sign): `golden
+# score` writes means and totals of bounded values (`inputs.MAX_MEASURE`), far below it, while
+# a hand-edited `Infinity` or 1e308 would make a delta, a bootstrap mean or the JSON output
+# (which cannot hold inf or NaN) fail. Such a report is refused while it is read.
+MAX_FIGURE = 1e100
+Figure = Annotated[float, within(-MAX_FIGURE, MAX_FIGURE)]
+
+
 class _PerQuery(BaseModel):
-    metrics: dict[str, float]
+    metrics: dict[str, Figure]
     question: str | None = None
     type: str | None = None
     difficulty: str | None = None
@@ -248,26 +258,24 @@ class _ReportFile(BaseModel):
     """What `compare` needs from a report JSON written by `golden score --out X.json`."""
 
     run: str | None = None
-    summary: dict[str, float]
+    summary: dict[str, Figure]
     per_query: dict[str, _PerQuery]
-    breakdowns: dict[str, dict[str, dict[str, float]]] = {}
-    operations: dict[str, float] = {}
+    breakdowns: dict[str, dict[str, dict[str, Figure]]] = {}
+    operations: dict[str, Figure] = {}
 
 
 def read_report(path: str) -> dict[str, Any]:
     """A score report JSON as a plain dict (InputError naming the file when it is not one)."""
     from pydantic import ValidationError
 
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read ({exc})", path=path) from None
+    text = read_input_text(path)
     try:
         data = _ReportFile.model_validate_json(text)
     except ValidationError as exc:
         err = exc.errors()[0]
         where = ".".join(str(x) for x in err["loc"]) or "file"
-        raise InputError(f"not a golden score report JSON ({where}: {err['msg']})",
+        message = err["msg"].removeprefix("Value error, ")
+        raise InputError(f"not a golden score report JSON ({where}: {message})",
                          path=path) from None
     out = data.model_dump()
     out["path"] = path

@@ -27,18 +27,23 @@ ignored).
 from __future__ import annotations
 
 import hashlib
-import json
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator,
+)
 
 from builder.errors import InputError
-from builder.score.trec import read_qrels, read_trec_run, reading  # noqa: F401  (re-exported)
+from builder.score.trec import MAX_GRADE, read_qrels, read_trec_run  # noqa: F401  (re-exported)
+from builder.text.input_files import input_lines
+from builder.text.jsonl import parse_json
 
 UNANSWERABLE = "unanswerable"
+
+
+Grade = Annotated[int, Field(ge=-MAX_GRADE, le=MAX_GRADE)]
 
 
 class NativeGoldenRecord(BaseModel):
@@ -52,7 +57,7 @@ class NativeGoldenRecord(BaseModel):
     relevant_chunk_ids: list[str] = Field(default_factory=list)
     type: str = "unknown"
     difficulty: str | None = None
-    relevance: dict[str, int] | None = None
+    relevance: dict[str, Grade] | None = None
 
 
 class SeedGoldenRecord(BaseModel):
@@ -66,10 +71,33 @@ class SeedGoldenRecord(BaseModel):
     intent: str | None = None
 
 
+# The largest latency (ms), cost or token count a run line may hold: 1e12 ms is 31 years, and
+# a sum of a billion such values is still a finite float. `Infinity` (Python's json reads it)
+# or 1e308 would turn the report's means and totals into inf or NaN, which JSON cannot hold:
+# such a run is refused while it is read, before anything is saved.
+MAX_MEASURE = 1e12
+
+
+def within(low: float, high: float) -> AfterValidator:
+    """A pydantic check that a number lies in [low, high]: NaN and infinities are refused
+    too, with one message a user can act on."""
+
+    def check(value: float) -> float:
+        if not low <= value <= high:  # False for NaN
+            raise ValueError(f"must be a number from {low:g} to {high:g}")
+        return value
+
+    return AfterValidator(check)
+
+
+Measure = Annotated[float, within(0, MAX_MEASURE)]
+Count = Annotated[int, within(0, MAX_MEASURE)]
+
+
 class RunRecord(BaseModel):
     """One line of a run file (builder/schemas/run.schema.json)."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", allow_inf_nan=False)
 
     query_id: str | None = None
     query: str | None = None
@@ -77,10 +105,10 @@ class RunRecord(BaseModel):
     scores: list[float] | None = None
     contexts: list[str] | None = None
     answer: str | None = None
-    latency_ms: float | None = Field(default=None, ge=0)
-    prompt_tokens: int | None = Field(default=None, ge=0)
-    completion_tokens: int | None = Field(default=None, ge=0)
-    cost: float | None = Field(default=None, ge=0)
+    latency_ms: Measure | None = None
+    prompt_tokens: Count | None = None
+    completion_tokens: Count | None = None
+    cost: Measure | None = None
 
     @field_validator("retrieved_ids")
     @classmethod
@@ -149,31 +177,8 @@ def normalise_query(text: str) -> str:
     return " ".join(text.split())
 
 
-def _lines(path: str | Path) -> Iterator[tuple[int, str]]:
-    """Non-blank lines with 1-based numbers; a missing or undecodable file is an InputError
-    (naming the line of the first bad byte). A UTF-8 byte-order mark is dropped. Lines end at
-    "\n" only, so a U+2028 inside a JSON string does not split its line."""
-    with reading(path), Path(path).open("rb") as fh:
-        for n, raw in enumerate(fh, 1):
-            if n == 1 and raw.startswith(b"\xef\xbb\xbf"):
-                raw = raw[3:]
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise InputError(f"not UTF-8 text ({exc.reason} at byte {exc.start + 1} of "
-                                 "the line)", path=str(path), line=n) from None
-            if line.strip():
-                yield n, line
-
-
 def _json_object(text: str, path: str, line: int) -> dict[str, Any]:
-    try:
-        obj = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"malformed JSON ({exc.msg} at column {exc.colno})", path=path,
-                         line=line) from None
-    except RecursionError:
-        raise InputError("malformed JSON (nested too deeply)", path=path, line=line) from None
+    obj = parse_json(text, path, line)
     if not isinstance(obj, dict):
         raise InputError("expected a JSON object on each line", path=path, line=line)
     return obj
@@ -182,14 +187,14 @@ def _json_object(text: str, path: str, line: int) -> dict[str, Any]:
 def _validation_message(exc: ValidationError) -> str:
     err = exc.errors()[0]
     where = ".".join(str(p) for p in err["loc"]) or "record"
-    return f"{where}: {err['msg']}"
+    return f"{where}: {err['msg'].removeprefix('Value error, ')}"
 
 
 def read_golden(path: str | Path) -> GoldenSet:
     """Load a golden JSONL file (native or seed lines) into a `GoldenSet`."""
     spath = str(path)
     golden = GoldenSet(path=spath, items={})
-    for n, text in _lines(path):
+    for n, text in input_lines(path):
         obj = _json_object(text, spath, n)
         try:
             if "id" not in obj and ("expectedAnswer" in obj or "relevantChunkIds" in obj
@@ -243,7 +248,7 @@ def read_run(path: str | Path, golden: GoldenSet, *, dedupe: bool = False,
     spath = str(path)
     items: dict[str, RunItem] = {}
     skipped: list[UnknownQuery] = []
-    for n, text in _lines(path):
+    for n, text in input_lines(path):
         obj = _json_object(text, spath, n)
         try:
             rec = RunRecord.model_validate(obj)

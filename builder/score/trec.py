@@ -2,9 +2,12 @@
 runs (`qid Q0 docno rank score tag`), as trec_eval reads them.
 
 Every problem is an `InputError` naming the file and line: a wrong number of fields, a
-relevance that is not an integer, a score that is not a number (NaN included), a docno judged
-or retrieved twice for one query (runs: `dedupe=True` keeps the best score), an empty file, a
-file that is not UTF-8. Lines starting with "#" are comments.
+relevance that is not an integer or lies beyond +-MAX_GRADE, a score that is not a number
+(NaN included), a docno judged or retrieved twice for one query (runs: `dedupe=True` keeps
+the best score), an empty file, a file that is not UTF-8, a path that is not a regular file
+(a FIFO is refused, never waited on: `input_files`). Each file is read and decoded whole: one
+read and one decode instead of a generator step per line over a million short lines. Lines
+starting with "#" are comments.
 
 This module imports nothing heavy (no pydantic): scoring a TREC run pays only for what it
 uses, which is most of what separates golden's end-to-end time from pytrec_eval's.
@@ -13,48 +16,28 @@ uses, which is most of what separates golden's end-to-end time from pytrec_eval'
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 from builder.errors import InputError
+from builder.text.input_files import read_input_text
 
 
-@contextmanager
-def reading(path: str | Path) -> Iterator[None]:
-    """Turn the OS's errors while reading `path` into one-line InputErrors naming it."""
-    try:
-        yield
-    except FileNotFoundError:
-        raise InputError("file not found", path=str(path)) from None
-    except IsADirectoryError:
-        raise InputError("is a folder, expected a file", path=str(path)) from None
-    except OSError as exc:
-        raise InputError(f"cannot read ({exc.strerror})", path=str(path)) from None
-
-
-def _read_text(path: str | Path) -> str:
-    """The whole file as text, with the JSONL readers' errors (a bad byte is named by line).
-    For the TREC readers, which loop over a million short lines: one read and one decode
-    instead of a generator step per line."""
-    with reading(path):
-        data = Path(path).read_bytes()
-    if data.startswith(b"\xef\xbb\xbf"):
-        data = data[3:]
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line_start = data.rfind(b"\n", 0, exc.start) + 1
-        raise InputError(f"not UTF-8 text ({exc.reason} at byte {exc.start - line_start + 1} of "
-                         "the line)", path=str(path),
-                         line=data.count(b"\n", 0, exc.start) + 1) from None
+# The largest relevance grade (either sign) golden scores: `--gain exp` computes 2^grade, which
+# for a grade of thousands of digits never finishes, and a grade beyond ~1000 overflows a
+# float. Real collections grade from -2 to 4 or so.
+MAX_GRADE = 1000
 
 
 def _parse_int(text: str, what: str, path: str, line: int) -> int:
+    shown = text if len(text) <= 40 else text[:39] + "…"
     try:
-        return int(text)
+        value = int(text)
     except ValueError:
-        raise InputError(f"{what} {text!r} is not an integer", path=path, line=line) from None
+        raise InputError(f"{what} {shown!r} is not an integer", path=path, line=line) from None
+    if not -MAX_GRADE <= value <= MAX_GRADE:
+        raise InputError(f"{what} {shown!r} is out of range (-{MAX_GRADE} to {MAX_GRADE})",
+                         path=path, line=line)
+    return value
 
 
 def read_qrels(path: str | Path) -> dict[str, dict[str, int]]:
@@ -62,7 +45,7 @@ def read_qrels(path: str | Path) -> dict[str, dict[str, int]]:
     trec_eval orders them. A docno judged twice for one query is an InputError."""
     spath = str(path)
     qrels: dict[str, dict[str, int]] = {}
-    for n, text in enumerate(_read_text(path).split("\n"), 1):
+    for n, text in enumerate(read_input_text(path).split("\n"), 1):
         parts = text.split()
         if len(parts) != 4 or parts[0][0] == "#":
             if not parts or parts[0][0] == "#":
@@ -74,6 +57,8 @@ def read_qrels(path: str | Path) -> dict[str, dict[str, int]]:
             rel = int(rel_text)
         except ValueError:
             rel = _parse_int(rel_text, "relevance", spath, n)
+        if not -MAX_GRADE <= rel <= MAX_GRADE:
+            _parse_int(rel_text, "relevance", spath, n)  # raises, naming the line
         judged = qrels.get(qid)
         if judged is None:
             judged = qrels[qid] = {}
@@ -127,7 +112,7 @@ def read_trec_run(path: str | Path, *, dedupe: bool = False) -> dict[str, dict[s
     rank column is ignored (`retrieval` ranks by score, as trec_eval does).
     A docno twice for one query is an InputError unless `dedupe` (keeps the highest score)."""
     spath = str(path)
-    text = _read_text(path)
+    text = read_input_text(path)
     common = _plain_trec_run(text)
     if common is not None:
         return dict(sorted(common.items()))

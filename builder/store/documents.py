@@ -67,6 +67,13 @@ def document_index(store: Store) -> dict[str, dict]:
     return {r["id"]: _decode(r) for r in rows}
 
 
+def document_path(store: Store, document_id: str) -> str | None:
+    """The file a stored document was ingested from (None: no such document). Called inside
+    the write transaction of a re-check, so it sees what the other writers committed."""
+    row = store.conn.execute("SELECT path FROM documents WHERE id = ?", (document_id,)).fetchone()
+    return row[0] if row is not None else None
+
+
 def chunk_owners(store: Store, ids: Iterable[str]) -> dict[str, str]:
     """chunk id -> document id, for those of `ids` that exist."""
     owners: dict[str, str] = {}

@@ -32,6 +32,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from builder.errors import InputError
+from builder.text.input_files import input_lines
+from builder.text.jsonl import parse_json
 
 ENDPOINT = "/v1/chat/completions"
 MAX_LINES = 50_000            # OpenAI Batch API: requests per input file
@@ -89,10 +91,7 @@ def _error_fields(error: Any) -> tuple[str, str | None, int | None]:
 
 def parse_result(text: str, *, path: str, line_no: int) -> ResultLine:
     """Read one output/error line; InputError naming the file and line when it is not one."""
-    try:
-        data = json.loads(text)
-    except (ValueError, RecursionError):
-        raise InputError("not JSON: not a batch output line", path=path, line=line_no) from None
+    data = parse_json(text, path, line_no, label="not JSON: not a batch output line")
     if isinstance(data, dict) and "body" in data and "method" in data and "response" not in data:
         raise InputError("this is a request line (method/url/body), not a result: import the "
                          "output file the batch engine wrote for it", path=path, line=line_no)
@@ -128,18 +127,8 @@ def parse_result(text: str, *, path: str, line_no: int) -> ResultLine:
 
 def read_results(path: str | Path) -> Iterator[tuple[int, ResultLine]]:
     """(line number, ResultLine) for every non-blank line of an output or error file,
-    streamed. Raises InputError for an unreadable file or a malformed line."""
+    streamed. Raises InputError for an unreadable file (a FIFO included: `open_input`), a
+    line that is not UTF-8 or a malformed line, naming the file and line."""
     name = str(path)
-    try:
-        handle = open(path, encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError("no such file", path=name) from None
-    except IsADirectoryError:
-        raise InputError("is a folder, not a results file", path=name) from None
-    with handle:
-        try:
-            for line_no, text in enumerate(handle, 1):
-                if text.strip():
-                    yield line_no, parse_result(text, path=name, line_no=line_no)
-        except UnicodeDecodeError as exc:
-            raise InputError(f"not UTF-8 text ({exc.reason})", path=name) from None
+    for line_no, text in input_lines(path):
+        yield line_no, parse_result(text, path=name, line_no=line_no)

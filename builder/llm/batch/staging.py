@@ -42,7 +42,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from builder.errors import InputError, JobStopped
+from builder.errors import InputError, JobError, JobStopped
 from builder.llm.batch import manifest as manifest_mod
 from builder.llm.batch.formats import MAX_BYTES, MAX_LINES, request_line
 from builder.llm.client import OpenAIClient
@@ -241,18 +241,32 @@ class RequestWriter:
     def __init__(self, batch_dir: Path, job: str):
         if batch_dir.exists() and not batch_dir.is_dir():
             raise InputError("--batch names a file, not a folder", path=str(batch_dir))
-        batch_dir.mkdir(parents=True, exist_ok=True)
-        for stale in batch_dir.glob(f"{TEMP_PREFIX}*"):  # a pass that was killed
-            stale.unlink(missing_ok=True)
         self.dir = batch_dir
         self.job = job
-        self.round = manifest_mod.load(batch_dir, required=False).rounds + 1
         self._parts: list[_Part] = []
         self._current: dict[str, _Part] = {}
         self._count: Counter[str] = Counter()
         self._rows_path = batch_dir / f"{TEMP_PREFIX}{os.getpid()}-rows.jsonl"
-        self._rows = open(self._rows_path, "w", encoding="utf-8")
         self._forget: list[str] = []
+        with self._writing():
+            batch_dir.mkdir(parents=True, exist_ok=True)
+            for stale in batch_dir.glob(f"{TEMP_PREFIX}*"):  # a pass that was killed
+                stale.unlink(missing_ok=True)
+            self.round = manifest_mod.load(batch_dir, required=False).rounds + 1
+            self._rows = open(self._rows_path, "w", encoding="utf-8")
+
+    @contextlib.contextmanager
+    def _writing(self) -> Iterator[None]:
+        """An OS error while the folder's files are written (a full disk, a read-only
+        folder) is about the folder, not the database: a JobError naming it, with the
+        temporary files deleted, so nothing is staged and the same command can run again."""
+        try:
+            yield
+        except OSError as exc:
+            self.discard()
+            raise JobError(f"{exc.strerror or exc} (writing the batch request files; nothing "
+                           "was staged: run the command again once it can be written)",
+                           path=str(self.dir)) from exc
 
     def forget(self, cache_key: str) -> None:
         self._forget.append(cache_key)
@@ -260,18 +274,19 @@ class RequestWriter:
     def add(self, custom_id: str, model: str, stage: str, body: dict[str, Any],
             row: dict[str, Any]) -> None:
         data = request_line(custom_id, body)
-        part = self._current.get(model)
-        if part is None or part.lines >= MAX_LINES or part.bytes + len(data) > MAX_BYTES:
-            part = self._new_part(model)
-        part.handle.write(data)
-        part.lines += 1
-        part.bytes += len(data)
-        part.sha.update(data)
-        part.stages[stage] += 1
-        row["file"] = str(self.dir / part.name)
-        row["batch_dir"] = str(self.dir)
-        self._rows.write(json.dumps(row, ensure_ascii=False))
-        self._rows.write("\n")
+        with self._writing():
+            part = self._current.get(model)
+            if part is None or part.lines >= MAX_LINES or part.bytes + len(data) > MAX_BYTES:
+                part = self._new_part(model)
+            part.handle.write(data)
+            part.lines += 1
+            part.bytes += len(data)
+            part.sha.update(data)
+            part.stages[stage] += 1
+            row["file"] = str(self.dir / part.name)
+            row["batch_dir"] = str(self.dir)
+            self._rows.write(json.dumps(row, ensure_ascii=False))
+            self._rows.write("\n")
 
     def _new_part(self, model: str) -> _Part:
         self._count[model] += 1
@@ -298,7 +313,8 @@ class RequestWriter:
 
     def commit(self, store: Store) -> list[manifest_mod.RequestFile]:
         try:
-            self._close()
+            with self._writing():
+                self._close()
             for key in self._forget:
                 batch_store.forget_chain(store, key)
             batch_store.record_staged(store, self._rows_iter())
@@ -308,20 +324,28 @@ class RequestWriter:
                 name=p.name, round=self.round, job=self.job, model=p.model, lines=p.lines,
                 bytes=p.bytes, sha256=p.sha.hexdigest(), stages=dict(p.stages), created_at=now)
                 for p in self._parts]
-            if entries:
-                manifest.rounds = self.round
-                manifest.files.extend(entries)
-                manifest.finished.pop(self.job, None)
-                manifest_mod.save(self.dir, manifest)
-            for part in self._parts:
-                os.replace(part.tmp, self.dir / part.name)
+            with self._writing():
+                if entries:
+                    manifest.rounds = self.round
+                    manifest.files.extend(entries)
+                    manifest.finished.pop(self.job, None)
+                    manifest_mod.save(self.dir, manifest)
+                for part in self._parts:
+                    os.replace(part.tmp, self.dir / part.name)
             return entries
         finally:
             self.discard()
 
     def discard(self) -> None:
-        """Close and delete whatever temporary files are left."""
-        self._close()
+        """Close and delete whatever temporary files are left, even when closing fails (a
+        full disk makes the last flush fail: the files are deleted all the same)."""
+        handles = [p.handle for p in self._parts] + [getattr(self, "_rows", None)]
+        for handle in handles:
+            if handle is not None and not handle.closed:
+                with contextlib.suppress(OSError):
+                    handle.close()  # closes the file even when its last flush fails
         for part in self._parts:
-            part.tmp.unlink(missing_ok=True)
-        self._rows_path.unlink(missing_ok=True)
+            with contextlib.suppress(OSError):
+                part.tmp.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            self._rows_path.unlink(missing_ok=True)
