@@ -7,7 +7,8 @@ import pytest
 
 from builder.config import load_config
 from builder.errors import InputError
-from builder.logs.scrub import Scrubber, load_scrubber, luhn_valid
+from builder.logs.personal_data import luhn_valid
+from builder.logs.scrub import Scrubber, load_scrubber
 from builder.store import Store
 from tests.support.logs import log_line, write_lines
 

@@ -10,6 +10,11 @@ Two passes inside one read snapshot of the database (`builder.store.exports.read
 
 Records are written in rowid (creation) order, so the same database and options (seed included)
 always give byte-identical files. Nothing is written unless everything succeeds (`atomic`).
+
+Nothing exported holds a path of the author's file system (a dataset is shared or
+published): a document is named by its id, its path is relative to the folder it was ingested
+from (`shared_path`), and the manifest names the database file and the ingested folders by
+their names only.
 """
 
 from __future__ import annotations
@@ -194,7 +199,7 @@ def _native_records(store: Store, rows: list[dict], split_names: list[str | None
             "evidence": parse_evidence(row["evidence"]),
             "source_documents": [
                 {"id": d, "title": documents.get(d, {}).get("title"),
-                 "path": documents.get(d, {}).get("path")}
+                 "path": shared_path(d, documents[d]["path"]) if d in documents else None}
                 for d in sources
             ],
             "tags": tags.get(row["id"], []), "seed_fact_id": row["seed_fact_id"],
@@ -205,6 +210,28 @@ def _native_records(store: Store, rows: list[dict], split_names: list[str | None
             "provenance": _provenance(row["provenance"], links.get(row["id"], [])),
         }))
     return records
+
+
+def shared_path(doc_id: str, path: str) -> str:
+    """A document's path as an export shows it: relative to the folder it was ingested from
+    (the document id is that relative path: `sub/ship.md`), else the file's name (a file given
+    on its own, a JSONL knowledge base holding the document)."""
+    normal = path.replace("\\", "/")
+    if normal == doc_id or normal.endswith("/" + doc_id):
+        return doc_id
+    return Path(path).name
+
+
+def ingested_from(doc_id: str, path: str) -> str:
+    """The name (never the path) of what a document was ingested from: the folder its id is
+    relative to (for a file given on its own: the folder holding it), else the file holding it
+    (a JSONL knowledge base)."""
+    normal = path.replace("\\", "/")
+    if normal == doc_id:
+        return ""
+    if normal.endswith("/" + doc_id):
+        return Path(normal[:-len(doc_id) - 1]).name
+    return Path(path).name
 
 
 def _provenance(text: str | None, links: list[dict]) -> dict | None:
@@ -284,6 +311,12 @@ def _split_selection(sel: _Selection, options: ExportOptions,
         deviations=deviations)
 
 
+def _sources_of(store: Store, documents: set[str]) -> set[str]:
+    """The names of the folders (or files) the exported documents were ingested from."""
+    names = {ingested_from(d, row["path"]) for d, row in fetch_documents(store, list(documents)).items()}
+    return names - {""}
+
+
 def _check_not_overwriting_the_database(store: Store, targets: list[Path]) -> None:
     if str(store.path) == ":memory:":
         return
@@ -321,6 +354,7 @@ def export_dataset(store: Store, options: ExportOptions) -> ExportResult:
         _check_not_overwriting_the_database(store, targets + [manifest_path(out)])
         counts: dict[str, dict[str, dict[str, int]]] = {}
         documents: set[str] = set()
+        sources: set[str] = set()
         with AtomicOutputs() as outputs:
             writers = [outputs.open(t) for t in targets]
             for start in range(0, len(sel.rowids), _FETCH_BATCH):
@@ -337,6 +371,7 @@ def export_dataset(store: Store, options: ExportOptions) -> ExportResult:
                     diff = rec.difficulty or "unrated"
                     by_diff[diff] = by_diff.get(diff, 0) + 1
                     documents.update(d.id for d in rec.source_documents)
+            sources = _sources_of(store, documents)
 
             files = [ExportedFile(split=name, path=t.name, records=w.records,
                                   sha256=w.sha256.hexdigest())
@@ -345,7 +380,8 @@ def export_dataset(store: Store, options: ExportOptions) -> ExportResult:
             manifest = Manifest(
                 golden_version=__version__, created_at=utcnow(), format=options.format,
                 dataset_version=dataset_version, seed=options.seed,
-                database=str(store.path.resolve()) if str(store.path) != ":memory:" else ":memory:",
+                database=store.path.name if str(store.path) != ":memory:" else ":memory:",
+                knowledge_base=sorted(sources),
                 filters=Filters(statuses=list(options.statuses),
                                 types=list(options.types) if options.types else None),
                 split_files=SPLIT_FILES if options.split else "one JSONL file",

@@ -79,7 +79,8 @@ class Manifest(_Model):
     format: str
     dataset_version: str
     seed: int
-    database: str                    # absolute path of the SQLite file
+    database: str                    # the SQLite file's name (never its folder)
+    knowledge_base: list[str]        # names of the folders (or files) ingested, never paths
     filters: Filters
     split_files: str                 # how splits are written
     balance: BalanceReport | None

@@ -6,7 +6,10 @@ Guarantees:
   (`builder.store.logs.LogStaging`); memory does not grow with the file (measured by
   `bench/bench_logs_import.py`).
 - Privacy before storage: every string is scrubbed (builder/logs/scrub.py) before the record is
-  staged; error messages name the file, line and field, never a value.
+  staged, and so are the file names kept in `log_imports.paths` (a log file named after a
+  user's e-mail address); staging refers to a file by its position in `paths`. Error messages
+  name the file, line and field, never a value, nor a field name that is not one of the
+  format's own (an e-mail address used as a JSON key).
 - All or nothing: the first bad line (not JSON, not UTF-8, not a record or span, a field of
   the wrong type) stops the import with `path:line: reason` and the database keeps nothing of
   it; otherwise every record of every file given lands in one transaction.
@@ -131,12 +134,12 @@ def import_logs(store: Store, paths: list[str], scrubber: Scrubber, *,
     added and scrubbed."""
     for path in paths:  # every file is checked before any work
         _open(path).close()
-    report = ImportReport(paths=list(paths))
+    report = ImportReport(paths=stored_paths(paths))
     started = last = time.monotonic()
     with LogStaging(store) as staging:
         batch = _Batch(staging, report)
         seq = 0
-        for path in paths:
+        for index, path in enumerate(paths):
             for n, obj in _json_lines(path):
                 report.lines += 1
                 if not isinstance(obj, dict):
@@ -149,8 +152,8 @@ def import_logs(store: Store, paths: list[str], scrubber: Scrubber, *,
                             raise InputError("a span without a trace id", path=path, line=n)
                         seq += 1
                         facts = facts_of(span).scrubbed_json(scrubber)
-                        batch.span((span.trace_id, span.start_ns, seq, source, f"{path}:{n}",
-                                    facts))
+                        batch.span((scrubber.pseudonym(span.trace_id), span.start_ns, seq,
+                                    source, f"{index}:{n}", facts))
                 elif "query" in obj:
                     before = scrubber.total
                     row, contexts = stored_row(parse_record(obj, path, n), scrubber, "golden")
@@ -164,10 +167,10 @@ def import_logs(store: Store, paths: list[str], scrubber: Scrubber, *,
                     progress(f"read {report.lines:,} lines ({report.lines / (now - started):,.0f}"
                              f" lines/s)")
         batch.flush()
-        _assemble_traces(staging, batch, scrubber, report)
+        _assemble_traces(staging, batch, scrubber, report, paths)
         batch.flush()
         report.scrubbed = dict(scrubber.counts)
-        counts = staging.merge(paths=paths, lines=report.lines, records=report.records,
+        counts = staging.merge(paths=report.paths, lines=report.lines, records=report.records,
                                scrubbed=report.scrubbed)
     report.import_id = counts.import_id
     report.added, report.unchanged, report.differing = (counts.added, counts.unchanged,
@@ -175,17 +178,26 @@ def import_logs(store: Store, paths: list[str], scrubber: Scrubber, *,
     return report
 
 
+def stored_paths(paths: list[str]) -> list[str]:
+    """The file names as `log_imports.paths` keeps them: scrubbed like a record's text (a
+    Scrubber of their own, so the import report counts what the records held)."""
+    scrubber = Scrubber()
+    return [scrubber.text(p) for p in paths]
+
+
 def _assemble_traces(staging: LogStaging, batch: _Batch, scrubber: Scrubber,
-                     report: ImportReport) -> None:
-    """One record per staged trace (spans.trace_record), staged like a golden line."""
+                     report: ImportReport, paths: list[str]) -> None:
+    """One record per staged trace (spans.trace_record), staged like a golden line. The
+    trace id was pseudonymised when staged; an error names the file and line, not the id."""
     for trace_id, spans in staging.traces():
         source, origin = spans[0][0], spans[0][1]
-        path, _, line = origin.rpartition(":")
+        index, _, line = origin.partition(":")
+        path = paths[int(index)]
         facts = [json.loads(f) for _, _, f in spans]
         try:
             data = trace_record(trace_id, facts)
         except ValueError as exc:
-            raise InputError(f"trace {trace_id}: {exc}", path=path, line=int(line)) from None
+            raise InputError(f"a trace: {exc}", path=path, line=int(line)) from None
         if data is None:
             report.skipped_traces += 1
             continue

@@ -81,15 +81,29 @@ class LogRecord(BaseModel):
         return value
 
 
+_FIELDS = frozenset(LogRecord.model_fields) | frozenset(Feedback.model_fields)
+
+
 def parse_record(data: Any, path: str, line: int) -> LogRecord:
-    """Validate one golden log line; InputError naming the field (never echoing the value:
-    it may hold personal data)."""
+    """Validate one golden log line; InputError naming the field, never echoing the value
+    (it may hold personal data), nor a field name that is not one of the format's own (an
+    e-mail address used as a key): the path stops before it."""
     try:
         return LogRecord.model_validate(data)
     except ValidationError as exc:
         err = exc.errors()[0]
-        where = ".".join(str(p) for p in err["loc"]) or "record"
-        raise InputError(f"{where}: {err['msg']}", path=path, line=line) from None
+        known: list[str] = []
+        for part in err["loc"]:
+            if not (isinstance(part, int) or part in _FIELDS):
+                break
+            known.append(str(part))
+        else:
+            where = ".".join(known) or "record"
+            raise InputError(f"{where}: {err['msg']}", path=path, line=line) from None
+        where = ".".join(known) or "record"
+        reason = ("a field that is not part of the format (its name is not shown: it may hold "
+                  "personal data)" if err["type"] == "extra_forbidden" else err["msg"])
+        raise InputError(f"{where}: {reason}", path=path, line=line) from None
 
 
 def utc_iso(moment: datetime) -> str:

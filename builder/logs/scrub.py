@@ -1,25 +1,23 @@
-"""Privacy before storage: personal data is replaced in every string of a log record before
-anything of it is written (the database, its WAL, the import's staging tables, an LLM call, an
-export: none ever sees the raw value).
+"""Privacy before storage: secrets and personal data are replaced in every string of a log
+record before anything of it is written (the database, its WAL, the import's staging tables,
+an LLM call, an export: none ever sees the raw value).
 
-What is replaced, and by what:
+What is replaced, and by what (the rules: `secrets.py` and `personal_data.py` beside this):
 
-- e-mail addresses -> `[EMAIL]`;
-- card-like numbers -> `[CARD]`: 13-19 digits (spaces or dashes between groups allowed) that
-  pass the Luhn check, and any four groups of four digits, spaced or dashed, whether or not they pass it;
-- phone numbers -> `[PHONE]`, 8-15 digits written as phone numbers are: after a `+`
-  ("+44 20 7946 0958", "+15551234567"); after a bracketed area code ("(020) 7946 0958");
-  a national number starting with 0, in groups ("0151 496 0000", "06 12 34 56 78"); or
-  555-123-4567 (also with dots or spaces). Not phones: dates (2024-01-15, 15.01.2024), numbers
-  in groups of three ("123 456 789"), lists of years, times, plain digit runs without a `+`
-  (order numbers, ids);
-- every pattern of `[logs.scrub.patterns]` in golden.toml -> `[NAME]` (the key, upper-cased).
+- secrets, always: provider API keys and tokens -> `[API_KEY]`, AWS secret keys ->
+  `[AWS_SECRET]`, JWTs -> `[JWT]`, bearer tokens -> `Bearer [TOKEN]`, private key blocks ->
+  `[PRIVATE_KEY]`, `user:password@` in URLs -> `[CREDENTIALS]@`, values of secret-looking
+  assignments (`password=...`, `"api_key": "..."`) -> `[SECRET]`;
+- personal data, the kinds `[logs.scrub] builtins` lists (default: all four): e-mail
+  addresses -> `[EMAIL]`, IBANs (mod-97 checksum) -> `[IBAN]`, card numbers (Luhn) ->
+  `[CARD]`, phone numbers -> `[PHONE]`;
+- every pattern of `[logs.scrub.patterns]` in golden.toml -> `[NAME]` (the key, upper-cased),
+  after the built-in kinds.
 
-`[logs.scrub] builtins = ["email", "phone", "card"]` (the default) chooses the built-in kinds;
-patterns run after them. A `Scrubber` counts replacements per kind (`counts`), for the import
-report. Ids that held personal data are
-replaced by a keyed hash (`pseudonym`): the same raw id always gives the same pseudonym in one
-database (re-imports stay idempotent) and the raw value cannot be read back from it.
+A `Scrubber` counts replacements per kind (`counts`), for the import report. Ids that held
+personal data are replaced by a keyed hash (`pseudonym`): the same raw id always gives the
+same pseudonym in one database (re-imports stay idempotent) and the raw value cannot be read
+back from it. Scrubbing is idempotent: a placeholder is never replaced again.
 """
 
 from __future__ import annotations
@@ -35,21 +33,25 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from builder.config import ConfigFile, config_section, find_key_line
 from builder.errors import InputError
+from builder.logs import personal_data
+from builder.logs.personal_data import digit_kind, iban_span
+from builder.logs.secrets import KINDS as SECRET_KINDS
+from builder.logs.secrets import scrub_secrets
 
-BUILTINS = ("email", "phone", "card")
+BUILTINS = personal_data.KINDS
 MEMO = 20_000  # chunk texts whose scrubbed form is remembered (a few MB)
 
-_EMAIL = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?"
-                    r"(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*\.[A-Za-z]{2,}")
-# A run of digits with the separators numbers are written with; classified in `_digits`.
-_DIGIT_RUN = re.compile(r"(?<![\w+])(?:\+\s?)?(?:\(\d{1,5}\)\s?)?\d"
-                        r"(?:[ .\-]?(?:\(\d{1,5}\)[ .\-]?)?\d)*(?!\w)")
-_CARD_GROUPS = re.compile(r"\d{4}([ -])\d{4}\1\d{4}\1\d{4}")
-_DATE = re.compile(r"\d{4}[-./]\d{1,2}[-./]\d{1,2}|\d{1,2}[-./]\d{1,2}[-./]\d{2,4}")
-_NANP = re.compile(r"\d{3}([ .-])\d{3}\1\d{4}")
-_SEPARATOR = re.compile(r"[ .-]")
 _NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,39}")
 _DIGIT = re.compile(r"\d")
+_NAMES = {
+    "email": ("e-mail address", "e-mail addresses"), "phone": ("phone number", "phone numbers"),
+    "card": ("card number", "card numbers"), "iban": ("IBAN", "IBANs"),
+    "api_key": ("API key or token", "API keys or tokens"),
+    "aws_secret": ("AWS secret key", "AWS secret keys"), "jwt": ("JWT", "JWTs"),
+    "bearer": ("bearer token", "bearer tokens"), "private_key": ("private key", "private keys"),
+    "url_credentials": ("password in a URL", "passwords in URLs"),
+    "password": ("password or secret value", "password or secret values"),
+}
 
 
 class ScrubSettings(BaseModel):
@@ -91,34 +93,6 @@ def load_scrubber(config: ConfigFile, key: bytes) -> "Scrubber":
     return Scrubber(builtins=settings.builtins, patterns=patterns, key=key)
 
 
-def luhn_valid(digits: str) -> bool:
-    total = 0
-    for i, ch in enumerate(reversed(digits)):
-        d = ord(ch) - 48
-        if i % 2:
-            d = d * 2 - 9 if d > 4 else d * 2
-        total += d
-    return total % 10 == 0
-
-
-def _digit_kind(run: str, phones: bool, cards: bool) -> str | None:
-    """'card', 'phone' or None for one digit run (see the module docstring)."""
-    digits = "".join(ch for ch in run if ch.isdigit())
-    n = len(digits)
-    if cards and 13 <= n <= 19 and not run.startswith(("+", "(")):
-        if luhn_valid(digits) or _CARD_GROUPS.fullmatch(run):
-            return "card"
-    if not phones or n < 8 or n > 15:
-        return None
-    if run.startswith(("+", "(")):
-        return "phone"
-    if _DATE.fullmatch(run):
-        return None
-    if run.startswith("0") and n >= 9 and _SEPARATOR.search(run):
-        return "phone"
-    return "phone" if _NANP.fullmatch(run) else None
-
-
 class Scrubber:
     """Replaces personal data in strings (see the module docstring); not thread-safe (counts)."""
 
@@ -127,6 +101,7 @@ class Scrubber:
         self.email = "email" in builtins
         self.phone = "phone" in builtins
         self.card = "card" in builtins
+        self.iban = "iban" in builtins
         self.patterns = [(name, pattern, f"[{name.upper()}]")
                          for name, pattern in (patterns or {}).items()]
         self.key = key
@@ -135,11 +110,15 @@ class Scrubber:
 
     def text(self, s: str) -> str:
         """`s` with every match replaced (counted)."""
+        s = scrub_secrets(s, self._count)
         if self.email and "@" in s:
-            s, n = _EMAIL.subn("[EMAIL]", s)
+            s, n = personal_data.EMAIL.subn(personal_data.PLACEHOLDERS["email"], s)
             self._count("email", n)
-        if (self.phone or self.card) and _DIGIT.search(s):
-            s = _DIGIT_RUN.sub(self._digits, s)
+        if _DIGIT.search(s):
+            if self.iban:
+                s = personal_data.IBAN_CANDIDATE.sub(self._iban, s)
+            if self.phone or self.card:
+                s = personal_data.DIGIT_RUN.sub(self._digits, s)
         for name, pattern, placeholder in self.patterns:
             s, n = pattern.subn(placeholder, s)
             self._count(name, n)
@@ -163,13 +142,21 @@ class Scrubber:
             self.counts[kind] += n
         return clean
 
+    def _iban(self, m: re.Match) -> str:
+        found = m.group()
+        end = iban_span(found)
+        if end is None:
+            return found
+        self._count("iban", 1)
+        return personal_data.PLACEHOLDERS["iban"] + found[end:]
+
     def _digits(self, m: re.Match) -> str:
         run = m.group()
-        kind = _digit_kind(run, self.phone, self.card)
+        kind = digit_kind(run, m.string[max(0, m.start() - 40):m.start()], self.phone, self.card)
         if kind is None:
             return run
         self._count(kind, 1)
-        return "[CARD]" if kind == "card" else "[PHONE]"
+        return personal_data.PLACEHOLDERS[kind]
 
     def _count(self, kind: str, n: int) -> None:
         if n:
@@ -203,13 +190,10 @@ class Scrubber:
         """'3 e-mail addresses, 1 phone number, ... in 4 records' or 'nothing'."""
         if not self.counts:
             return "nothing"
-        names = {"email": ("e-mail address", "e-mail addresses"),
-                 "phone": ("phone number", "phone numbers"),
-                 "card": ("card number", "card numbers")}
         parts = []
-        for kind in (*BUILTINS, *(n for n, _, _ in self.patterns)):
+        for kind in (*BUILTINS, *SECRET_KINDS, *(n for n, _, _ in self.patterns)):
             n = self.counts.get(kind, 0)
             if n:
-                one, many = names.get(kind, (f"{kind} match", f"{kind} matches"))
+                one, many = _NAMES.get(kind, (f"{kind} match", f"{kind} matches"))
                 parts.append(f"{n:,} {one if n == 1 else many}")
         return f"{', '.join(parts)} in {records:,} record{'s' if records != 1 else ''}"

@@ -121,10 +121,20 @@ def spans_of_line(obj: dict, path: str, line: int) -> list[Span]:
         raise InputError(f"not a valid span ({_reason(exc)})", path=path, line=line) from None
 
 
+class _SpanError(ValueError):
+    """A malformed span, in words that hold no value of the line (safe to print)."""
+
+
 def _reason(exc: Exception) -> str:
+    """Why a span was refused, never echoing a value of the line: KeyErrors name keys golden
+    looked up (its own names), _SpanErrors are golden's words; anything else (Python's own
+    messages quote the value: "invalid literal for int() with base 10: '...'") is described by
+    its type only."""
     if isinstance(exc, KeyError):
         return f"missing {exc.args[0]!r}"
-    return str(exc).split("\n")[0][:120]
+    if isinstance(exc, _SpanError):
+        return str(exc)
+    return f"a value of the wrong type or form ({type(exc).__name__})"
 
 
 def _otlp_spans(obj: dict):
@@ -146,9 +156,15 @@ def _any_value(v: dict) -> Any:
     if "stringValue" in v:
         return v["stringValue"]
     if "intValue" in v:
-        return int(v["intValue"])
+        try:
+            return int(v["intValue"])
+        except (TypeError, ValueError):
+            raise _SpanError("an intValue that is not an integer") from None
     if "doubleValue" in v:
-        return float(v["doubleValue"])
+        try:
+            return float(v["doubleValue"])
+        except (TypeError, ValueError):
+            raise _SpanError("a doubleValue that is not a number") from None
     if "boolValue" in v:
         return bool(v["boolValue"])
     if "arrayValue" in v:
@@ -189,7 +205,7 @@ def _hex_id(value: Any, name: str) -> str:
     if value is None or value == "":
         return ""
     if not isinstance(value, str):
-        raise ValueError(f"{name} is not a string")
+        raise _SpanError(f"{name} is not a string")
     text = value.strip().lower()
     return text[2:] if text.startswith("0x") else text
 
@@ -203,11 +219,14 @@ def _nanos(value: Any) -> int | None:
     if isinstance(value, str):
         if value.strip().isdigit():
             return int(value)
-        moment = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+        try:
+            moment = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+        except ValueError:
+            raise _SpanError("a time that is neither Unix nanoseconds nor ISO 8601") from None
         if moment.tzinfo is None:
             moment = moment.replace(tzinfo=timezone.utc)
         return int(moment.timestamp()) * 1_000_000_000 + moment.microsecond * 1000
-    raise ValueError(f"not a time: {type(value).__name__}")
+    raise _SpanError(f"not a time: {type(value).__name__}")
 
 
 def _kind(attrs: dict[str, Any], span_kind: Any) -> str | None:

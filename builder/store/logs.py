@@ -101,7 +101,7 @@ class LogStaging:
     def add(self, records: Sequence[Sequence[Any]], contexts: Iterable[tuple[str, str]],
             spans: Sequence[tuple[str, int | None, int, str, str, str]]) -> int:
         """Stage one batch: record rows (values in RECORD_COLUMNS order), (hash, text) contexts
-        and spans (trace id, start ns, seq, source format, origin "path:line", facts JSON).
+        and spans (trace id, start ns, seq, source format, origin "file index:line", facts JSON).
         Returns how many records were new to this import (a second record with the same id in
         the input is ignored)."""
         with self._temp_write() as conn:
