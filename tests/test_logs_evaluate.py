@@ -94,7 +94,7 @@ def test_an_item_the_judge_could_not_score_is_tried_again(imported, golden_cli, 
     failing = {"on": True}
 
     def flaky(prompt, v, role):
-        if failing["on"] and prompt == "judge_claims" and v["question"].endswith("question 7?"):
+        if failing["on"] and prompt == "judge_relevancy" and v["question"].endswith("question 7?"):
             return LLMResult(None, "error", error="HTTP 500")
         return log_judge(prompt, v, role)
 

@@ -274,9 +274,7 @@ def test_judged_report_with_hostile_judge_reasons(hostile_db, tmp_path):
 
     def judge(name, v, role):
         reason = f"{INJECTION} {SCRIPT} {MARKUP} {OSC} | x |\nnew line"
-        return {"judge_claims": {"claims": [EVIL_ANSWER]},
-                "judge_faithfulness": {"verdicts": [{"claim": 1, "supported": False,
-                                                     "reason": reason}]},
+        return {"judge_claim": {"supported": False, "reason": reason},
                 "judge_relevancy": {"score": 2, "reason": reason},
                 "judge_correctness": {"score": 1, "reason": reason},
                 "judge_refusal": {"refusal": False, "reason": reason},
