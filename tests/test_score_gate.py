@@ -126,7 +126,7 @@ def test_cli_gate_on_judge_metrics_in_their_directions(golden_cli, tmp_path, mon
     monkeypatch.setattr(commands, "open_llm", scripted_open_llm(ScriptedLLM(judge_replies)))
     # scripted judge: q2 unfaithful -> hallucination_rate 0.5, faithfulness 3.0
     code, err, out = scored(golden_cli, tmp_path, "--fail-over", "hallucination_rate=15%",
-                            "--fail-under", "faithfulness=4.0", judge=True)
+                            "--fail-under", "faithfulness=4.0", "--trust-judge", judge=True)
     assert code == 1
     assert "hallucination_rate 0.5000 > 0.15" in err and "faithfulness 3.0000 < 4" in err
     assert json.loads(out.read_text())["summary"]["hallucination_rate"] == 0.5

@@ -29,13 +29,21 @@ UNDER, OVER = "--fail-under", "--fail-over"
 
 
 def report_and_gate_options(under_help: str, over_help: str):
-    """`--out` (report files) and the two gate options, shared by every command that reports
-    figures and can fail a CI job on them (`golden score`, `golden logs evaluate`)."""
+    """`--out` (report files), the two gate options and the judge-trust ones (`trust`), shared
+    by every command that reports figures and can fail a CI job on them (`golden score`,
+    `golden logs evaluate`)."""
     options = [
         click.option("--out", "outs", multiple=True, type=click.Path(dir_okay=False),
                      help="Write the report: .json, .md or .html (repeatable)."),
         click.option(UNDER, "fail_under", multiple=True, metavar="METRIC=VALUE", help=under_help),
         click.option(OVER, "fail_over", multiple=True, metavar="METRIC=VALUE", help=over_help),
+        click.option("--trust-judge", is_flag=True,
+                     help="Allow a gate on a judged figure whose judge is not calibrated "
+                          "(`golden calibrate`) or agrees with humans under --min-judge-kappa."),
+        click.option("--min-judge-kappa", type=click.FloatRange(-1.0, 1.0), default=0.4,
+                     show_default=True,
+                     help="The judge's kappa against human labels a gate on a judged figure "
+                          "needs."),
     ]
 
     def decorate(f):

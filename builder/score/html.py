@@ -21,7 +21,8 @@ from typing import Any
 from builder.score.compare import change_text, deltas_text
 from builder.score.directions import arrow, lower_is_better
 from builder.score.report import (
-    breakdown_columns, fmt, query_label, report_title, trend_columns, visible,
+    breakdown_columns, fmt, query_label, report_title, trend_columns, trust_text,
+    visible,
 )
 
 SCALE_5 = {"faithfulness", "answer_relevancy", "correctness"}
@@ -179,9 +180,9 @@ def render_html(report: Mapping[str, Any]) -> str:
     judge_rows = [(k, v) for k, v in summary.items() if "@" not in k and k not in ("mrr", "map")]
     if judge_rows:
         out.append("<h3>Judge</h3>")
-        out.append(_table(["metric", "value", "better"], [
-            [_e(k), _num(v), "lower" if lower_is_better(k) else "higher"]
-            for k, v in judge_rows], numeric={1}))
+        out.append(_table(["metric", "value", "better", "judge vs human labels"], [
+            [_e(k), _num(v), "lower" if lower_is_better(k) else "higher",
+             _e(trust_text(report, k))] for k, v in judge_rows], numeric={1}))
     if report["operations"]:
         out.append("<h3>Operations</h3>")
         out.append(_table(["figure", "value"],

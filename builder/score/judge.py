@@ -63,13 +63,6 @@ LOCAL_SECONDS_PER_CALL = 13.0
 ASPECTS = ("refusal", "faithfulness", "answer_relevancy", "correctness", "context_relevance")
 PROMPTS = ("judge_claim", "judge_relevancy", "judge_correctness", "judge_refusal",
            "judge_context")
-# The prompts (and code rules) behind each judged metric: what its calibration is keyed by.
-METRIC_PROMPTS = {
-    "faithfulness": ("judge_claim",), "faithfulness_supported": ("judge_claim",),
-    "hallucination_rate": ("judge_claim",), "answer_relevancy": ("judge_relevancy",),
-    "correctness": ("judge_correctness",), "context_relevance": ("judge_context",),
-    "wrong_refusal_rate": ("judge_refusal",), "correct_refusal_rate": ("judge_refusal",),
-}
 
 
 class ClaimVerdict(BaseModel):
@@ -204,6 +197,7 @@ class Judge:
         """Each prompt's version, plus `signals`: the version of the code checks."""
         return {**{name: p.version for name, p in self.prompts.items()},
                 "signals": SIGNALS_VERSION}
+
 
     def claim_checks(self, item: JudgeInput) -> list[ClaimCheck]:
         return check_answer(item.answer, item.contexts[: self.max_contexts], self.prompts_dir)
@@ -409,3 +403,9 @@ def judge_records(llm: LLM, items: Sequence[JudgeInput], *, prompts_dir: str | N
                   concurrency=concurrency, progress=progress, metrics=metrics,
                   settle_hallucination=settle_hallucination)
     return asyncio.run(judge.judge_all(items)), judge
+
+
+def prompt_versions(prompts_dir: str | None = None) -> dict[str, str]:
+    """What `Judge.prompt_versions` will say, without a client (for checks before judging)."""
+    return {**{name: load_prompt(name, prompts_dir).version for name in PROMPTS},
+            "signals": SIGNALS_VERSION}

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from builder.errors import InputError
-from builder.score.directions import lower_is_better
+from builder.score.directions import JUDGE_METRICS, lower_is_better
 
 FORMATS = {".json": "json", ".md": "md", ".markdown": "md", ".html": "html", ".htm": "html"}
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
@@ -37,6 +37,17 @@ def fmt(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:.4f}"
     return str(value)
+
+
+def trust_text(report: Mapping[str, Any], metric: str) -> str:
+    """Beside a judged figure: the judge's measured agreement with human labels, or "not
+    calibrated" (`trust`); empty for figures no judge made."""
+    from builder.score.trust import describe
+
+    if metric not in JUDGE_METRICS:
+        return ""
+    entry = ((report.get("judge") or {}).get("calibration") or {}).get(metric)
+    return describe({**entry, "metric": metric} if entry else None)
 
 
 def format_for(path: str) -> str:
@@ -167,8 +178,13 @@ def render_markdown(report: Mapping[str, Any]) -> str:
     if report["warnings"]:
         out.append("")
     out += ["## Summary", ""]
-    out += md_table(["metric", "value"],
-                     [[md_cell(k), fmt(v)] for k, v in report["summary"].items()])
+    if any(k in JUDGE_METRICS for k in report["summary"]):
+        out += md_table(["metric", "value", "judge vs human labels"],
+                         [[md_cell(k), fmt(v), md_cell(trust_text(report, k))]
+                          for k, v in report["summary"].items()])
+    else:
+        out += md_table(["metric", "value"],
+                         [[md_cell(k), fmt(v)] for k, v in report["summary"].items()])
     if report["operations"]:
         out += ["## Operations", ""]
         out += md_table(["figure", "value"],
@@ -292,9 +308,10 @@ def print_terminal(report: Mapping[str, Any], console=None) -> None:
         jt = Table(title="Judge", title_justify="left")
         jt.add_column("metric")
         jt.add_column("mean", justify="right")
+        jt.add_column("judge vs human labels")
         for name, value in judge_rows:
             jt.add_row(name + (" (lower is better)" if lower_is_better(name) else ""),
-                       fmt(value))
+                       fmt(value), trust_text(report, name))
         console.print(jt)
     if report["operations"]:
         ot = Table(title="Operations", title_justify="left")
