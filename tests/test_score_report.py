@@ -52,3 +52,20 @@ def test_markup_laden_text_is_escaped_everywhere(tmp_path, monkeypatch, golden_c
     report = json.loads(outs[2].read_text())
     assert report["per_query"]["q2"]["question"] == EVIL  # JSON keeps the data as is
     assert report["bad_cases"][0]["reason"] == EVIL
+
+
+def test_queries_with_only_grade_0_judgments_are_not_answerable_nor_misses():
+    from builder.score.scoring import ScoreOptions, build_trec_report
+
+    report = build_trec_report({"q1": {"d1": 1, "d2": 0}, "q2": {"d3": 0, "d4": 0}},
+                               {"q1": {"d9": 1.0, "d1": 0.5}, "q2": {"d8": 1.0}},
+                               ScoreOptions(ks=(1,)), qrels_path="q", run_path="r")
+    assert [m["query_id"] for m in report["retrieval_misses"]] == ["q1"]
+    assert report["counts"]["answerable"] == 1 and report["counts"]["unanswerable"] == 1
+    assert report["per_query"]["q2"]["answerable"] is False
+    assert report["per_query"]["q2"]["metrics"]["ndcg@1"] == 0.0  # still counted, as trec_eval
+    assert any("no judgment of grade 1 or more" in w for w in report["warnings"])
+    # with --level 2 a query judged 1 at best has no gold to miss either
+    report = build_trec_report({"q1": {"d1": 1}}, {"q1": {"d9": 1.0}},
+                               ScoreOptions(ks=(1,), level=2), qrels_path="q", run_path="r")
+    assert report["retrieval_misses"] == [] and report["counts"]["unanswerable"] == 1

@@ -19,13 +19,12 @@ from html import escape
 from typing import Any
 
 from builder.score.compare import change_text, deltas_text
-from builder.score.directions import arrow, lower_is_better
+from builder.score.directions import SCALE_5, arrow, lower_is_better
 from builder.score.report import (
     breakdown_columns, fmt, query_label, report_title, trend_columns, trust_text,
     visible,
 )
 
-SCALE_5 = {"faithfulness", "answer_relevancy", "correctness"}
 _NUM = ' class="num"'
 PER_QUERY_LIMIT = 2000   # per-query rows on one page; the JSON report has every query
 PALETTE = ("#3b7dd8", "#e07b39", "#4ca66b", "#9b59b6", "#c0392b", "#16a2b8", "#7f8c8d")
