@@ -236,7 +236,7 @@ def _assert_safe_html(text: str) -> None:
     tags = set(re.findall(r"<\s*([a-zA-Z][a-zA-Z0-9]*)", text))
     assert tags <= {"html", "head", "meta", "title", "style", "body", "h1", "h2", "h3", "p",
                     "table", "thead", "tbody", "tr", "th", "td", "svg", "rect", "text", "nav",
-                    "a", "span", "ul", "li", "b"}, tags
+                    "a", "span", "ul", "li", "b", "div", "wbr"}, tags
     # links only ever point inside the page; no resource is loaded from anywhere
     assert set(re.findall(r'href="(.)', text)) <= {"#"}
     assert not re.search(r"<[^>]*\ssrc\s*=", text) and not re.search(r"url\s*\(", text)
