@@ -105,6 +105,8 @@ def score(obj, golden_path, run_path, qrels_path, trec_run_path, k_text, judge, 
       golden score --golden golden.jsonl --run run.jsonl --no-judge --fail-under ndcg@10=0.5
       golden score --golden golden.jsonl --run run.jsonl --fail-under faithfulness=4.0 \\
           --fail-over hallucination_rate=15% --fail-under hit_rate@10=85%
+      (a gate on a judged figure needs a judge calibrated with `golden calibrate`, kappa
+      >= --min-judge-kappa, or --trust-judge)
       golden score --qrels qrels.txt --trec-run run.txt --k 5,10 -c
     """
     ks = parse_ks(k_text)
