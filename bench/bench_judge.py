@@ -16,21 +16,34 @@ and licences; neither is part of this repository, both are read where they lie):
   responses of the test split (quality "good" or "incorrect_refusal"; truncated ones left
   out), "hallucinated" = at least one human-marked hallucination span.
 
-Sample: the items sorted by a stable key, then a seeded `random.sample` of `--n`/2
-hallucinated and `--n`/2 faithful ones (default 40, seed 15): fixed and balanced, so the same
-file, n and seed always give the same answers. `IBM/mt-rag-benchmark` is kept for an
+- `--begin begin_test_wow.tsv`: BEGIN (Dziri et al., TACL 2022), google/BEGIN-dataset commit
+  6e65f0d5a1ed1b9574643a7640ff1678d4e979b5, `wow/begin_test_wow.tsv`: knowledge-grounded
+  dialogue responses (Wizard of Wikipedia) read by human annotators; "hallucinated" = "Not
+  fully attributable" to the knowledge snippet, "faithful" = "Fully attributable" ("Generic"
+  left out). The previous turn is the question, the snippet the one context. Lower-cased text:
+  names cannot be told by their capitals there.
+
+Sample: the items sorted by a stable key, then a seeded `random.sample` of `--limit`/2
+hallucinated and `--limit`/2 faithful ones (default 40, seed 15): fixed and balanced, so the
+same file, size and seed always give the same answers. `IBM/mt-rag-benchmark` is kept for an
 independent check and not used here.
 
-Each answer is judged by golden's own judge (`builder.score.judge`, aspects refusal and
-faithfulness only) through golden's LLM client: the embedded model unless `--base-url` and
-`--model` name another (run it under the shared model lock: `flock /work/notes/model.lock
-python bench/bench_judge.py ...`).
+Three setups (see bench/JUDGE_DATA.md for the commands):
+- `--code-only`: no LLM at all: golden's code signals (`builder.score.signals`): an answer is
+  hallucinated when a claim has a value (number, date, unit, quote, name) found in no context;
+  a second row adds "most words new": a claim whose content words are at least 30% absent
+  from every context (a signal reported here, not used by the judge);
+- `--local-model qwen-1.5b`: the embedded model judges what code leaves open (run it under the
+  shared model lock: `flock /work/notes/model.lock python bench/bench_judge.py ...`); once
+  code finds an unsupported claim the answer is settled and the LLM is not asked about it;
+- `--base-url URL --model M`: a stronger judge in the same role.
 
 Printed per metric, judge against reference, over the answers the judge scored:
-- hallucination: judge `hallucination_rate` = 1 (faithfulness <= 2 of 5) vs the human label:
-  agreement and Cohen's kappa;
-- unsupported claim: judge found any claim unsupported (supported share < 1) vs the same
-  human label;
+- hallucination: judge `hallucination_rate` = 1 (a claim unsupported) vs the human label:
+  balanced accuracy (the mean of the recall on each label, 0.5 = chance), agreement and
+  Cohen's kappa;
+- settled by code: the share of claims code decided, and of answers no LLM call was needed
+  for;
 - refusal: judge's refusal verdict vs the reference "this answer is a refusal" (RAGTruth: its
   annotators flagged it `incorrect_refusal`, or it is the QA prompt's fallback sentence;
   FaithBench: never): agreement, kappa (undefined when the sample holds no refusal), and the
@@ -123,18 +136,80 @@ def load_faithbench(path: Path, n: int, seed: int) -> list[dict]:
                     "unanimously labelled FaithBench summaries")
 
 
+def load_begin(path: Path, n: int, seed: int) -> list[dict]:
+    """The fixed, balanced BEGIN sample (see the module docstring) as plain records."""
+    with path.open(encoding="utf-8", newline="") as fh:
+        rows = list(csv.DictReader(fh, delimiter="\t", quoting=csv.QUOTE_NONE))
+    records = []
+    for number, row in enumerate(rows, 1):
+        label = row["begin_label"].strip()
+        if label not in ("Fully attributable", "Not fully attributable"):
+            continue
+        records.append({
+            "id": f"begin-{number}", "question": row["message"].strip(),
+            "answer": row["response"].strip(), "contexts": [row["knowledge"].strip()],
+            "human_hallucination": label == "Not fully attributable", "refusal": False,
+            "model": row["model_name"],
+        })
+    return balanced([r for r in records if r["human_hallucination"]],
+                    [r for r in records if not r["human_hallucination"]], n, seed,
+                    "attributable / not attributable BEGIN responses")
+
+
+def balanced_accuracy(pairs: list[tuple[bool, bool]]) -> float | None:
+    """Mean recall over the two reference labels (0.5 = chance whatever the balance)."""
+    pos = [a for a, b in pairs if b]
+    neg = [not a for a, b in pairs if not b]
+    if not pos or not neg:
+        return None
+    return (sum(pos) / len(pos) + sum(neg) / len(neg)) / 2
+
+
 def agreement_row(name: str, pairs: list[tuple[bool, bool]]) -> str:
     """One table row; `pairs` are (judge says yes, reference says yes). The last four columns
     count both yes, judge-only yes, reference-only yes and both no."""
     if not pairs:
-        return f"{name:<22}{0:>5}{'–':>11}{'–':>11}"
+        return f"{name:<22}{0:>5}{'–':>11}{'–':>11}{'–':>11}"
     agree = sum(a == b for a, b in pairs) / len(pairs)
     kappa = cohen_kappa(pairs)
+    bacc = balanced_accuracy(pairs)
     cells = [sum(p == want for p in pairs)
              for want in ((True, True), (True, False), (False, True), (False, False))]
     return (f"{name:<22}{len(pairs):>5}{agree:>11.2f}"
             f"{('undefined' if kappa is None else f'{kappa:.2f}'):>11}"
+            f"{('–' if bacc is None else f'{bacc:.2f}'):>11}"
             + "".join(f"{c:>7}" for c in cells))
+
+
+HEADER = (f"{'metric':<22}{'n':>5}{'agreement':>11}{'kappa':>11}{'bal. acc.':>11}"
+          f"{'both':>7}{'judge':>7}{'human':>7}{'none':>7}")
+NEW_WORDS = 0.3  # "most words new" row: share of a claim's content words in no context
+
+
+def code_only(records: list[dict]) -> None:
+    """Setup (a): code signals alone, no LLM."""
+    from builder.score.signals import Evidence, check_answer, content_terms
+
+    values, new_words = [], []
+    claims = decided = 0
+    for r in records:
+        checks = check_answer(r["answer"], r["contexts"])
+        evidence = Evidence(r["contexts"])
+        flagged = any(c.verdict == "unsupported" for c in checks)
+        novel = False
+        for c in checks:
+            terms = content_terms(c.claim)
+            novel |= bool(terms) and len(terms - evidence.all_terms) / len(terms) >= NEW_WORDS
+        values.append((flagged, r["human_hallucination"]))
+        new_words.append((flagged or novel, r["human_hallucination"]))
+        claims += len(checks)
+        decided += sum(c.verdict is not None for c in checks)
+        r["code"] = [{"claim": c.claim, "verdict": c.verdict, "reason": c.reason}
+                     for c in checks]
+    print(HEADER)
+    print(agreement_row("code: values", values))
+    print(agreement_row("code: + new words", new_words))
+    print(f"claims settled by code: {decided} of {claims}; no LLM was used")
 
 
 def main() -> None:
@@ -144,7 +219,12 @@ def main() -> None:
                       help="FaithBench.csv of vectara/FaithBench (see bench/JUDGE_DATA.md)")
     data.add_argument("--ragtruth", type=Path,
                       help="folder holding RAGTruth's response.jsonl and source_info.jsonl")
-    ap.add_argument("--n", type=int, default=40)
+    data.add_argument("--begin", type=Path,
+                      help="BEGIN's wow/begin_test_wow.tsv (google/BEGIN-dataset)")
+    ap.add_argument("--limit", "--n", dest="n", type=int, default=40,
+                    help="answers sampled, half of each label [40]")
+    ap.add_argument("--code-only", action="store_true",
+                    help="code signals only: no LLM, no model needed")
     ap.add_argument("--seed", type=int, default=15)
     ap.add_argument("--base-url", default=None)
     ap.add_argument("--model", default=None)
@@ -164,9 +244,21 @@ def main() -> None:
     if args.faithbench:
         name = "FaithBench (unanimous labels)"
         records = load_faithbench(args.faithbench, args.n, args.seed)
+    elif args.begin:
+        name = "BEGIN (Wizard of Wikipedia, test)"
+        records = load_begin(args.begin, args.n, args.seed)
     else:
         name = "RAGTruth QA test split"
         records = load_ragtruth(args.ragtruth, args.n, args.seed)
+    if args.code_only:
+        bad = sum(r["human_hallucination"] for r in records)
+        print(f"{name}, {len(records)} answers ({bad} with human-marked hallucinations), "
+              f"seed {args.seed}; code signals only")
+        code_only(records)
+        if args.dump:
+            args.dump.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n"
+                                         for r in records))
+        return
     settings = resolve_settings(
         {"base_url": args.base_url, "model": args.model, "api_key": args.api_key,
          "local_model": args.local_model, "concurrency": args.concurrency},
@@ -178,20 +270,23 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp, Store(Path(tmp) / "bench.db") as store:
         with open_llm(store, settings, job="bench-judge") as llm:
             outcomes, judge = judge_records(
-                llm, items, metrics=("refusal", "faithfulness"),
+                llm, items, metrics=("refusal", "faithfulness"), settle_hallucination=True,
                 concurrency=settings.concurrency, progress=JudgeProgress(progress_line))
             calls = llm.summary() if callable(getattr(llm, "summary", None)) else {}
     seconds = time.perf_counter() - started
 
-    halluc, unsupported, refusal, wrong = [], [], [], []
-    unscored = 0
+    halluc, refusal, wrong = [], [], []
+    unscored = claims = by_code = no_call = 0
     for r in records:
         out = outcomes[r["id"]]
         m = out.metrics
         unscored += bool(out.unscored)
         if "hallucination_rate" in m:
             halluc.append((m["hallucination_rate"] == 1.0, r["human_hallucination"]))
-            unsupported.append((m["faithfulness_supported"] < 1.0, r["human_hallucination"]))
+        checked = (out.details.get("faithfulness") or {}).get("claims") or []
+        claims += len(checked)
+        by_code += sum(c.get("decided_by") == "code" for c in checked)
+        no_call += all(c.get("decided_by") == "code" for c in checked)
         if "wrong_refusal_rate" in m:
             said = m["wrong_refusal_rate"] == 1.0
             refusal.append((said, r["refusal"]))
@@ -203,11 +298,11 @@ def main() -> None:
     print(f"{name}, {len(records)} answers ({bad} with human-marked "
           f"hallucinations, {sum(r['refusal'] for r in records)} refusals), seed "
           f"{args.seed}; judge model {judge.model}")
-    print(f"{'metric':<22}{'n':>5}{'agreement':>11}{'kappa':>11}"
-          f"{'both':>7}{'judge':>7}{'human':>7}{'none':>7}")
+    print(HEADER)
     print(agreement_row("hallucination", halluc))
-    print(agreement_row("unsupported claim", unsupported))
     print(agreement_row("refusal", refusal))
+    print(f"claims decided by code: {by_code} of {claims}; answers settled without a claim "
+          f"call: {no_call} of {len(records)}")
     if wrong:
         print(f"wrong refusals on substantive answers: {sum(wrong)} of {len(wrong)} "
               f"({sum(wrong) / len(wrong):.0%})")

@@ -75,7 +75,7 @@ def worker_compute(side: str, qrels_path: str, run_path: str) -> dict:
     """In-process compute time from parsed dicts (parsing not timed)."""
     if side == "golden":
         sys.path.insert(0, str(ROOT))
-        from builder.score.inputs import read_qrels, read_trec_run
+        from builder.score.trec import read_qrels, read_trec_run
         from builder.score.retrieval import evaluate
 
         qrels, run = read_qrels(qrels_path), read_trec_run(run_path)

@@ -67,3 +67,27 @@ def test_agreement_row_counts_each_cell():
     assert cells[-4:] == ["3", "1", "2", "4"]
     # kappa by hand: po 0.7, pe 0.4*0.5 + 0.6*0.5 = 0.5, (0.7-0.5)/(1-0.5) = 0.4
     assert cells[3] == "0.40"
+
+
+def test_begin_sample_keeps_attributable_and_not_attributable_only(tmp_path):
+    bench = bench_judge()
+    path = tmp_path / "begin.tsv"
+    labels = ["Not fully attributable"] * 5 + ["Fully attributable"] * 5 + ["Generic"] * 3
+    lines = ["model_name\tdata_source\tknowledge\tmessage\tresponse\tbegin_label"]
+    lines += [f"t5\twow\tknowledge {n}\tturn {n}\tresponse \"{n}\tx\t{label}".replace("\tx\t", "\t")
+              for n, label in enumerate(labels, 1)]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    picked = bench.load_begin(path, 8, seed=15)
+    assert [r["human_hallucination"] for r in picked] == [True] * 4 + [False] * 4
+    assert all(int(r["id"].split("-")[1]) <= 10 for r in picked)  # never a Generic one
+    first = picked[0]
+    n = first["id"].split("-")[1]
+    assert first["contexts"] == [f"knowledge {n}"] and first["question"] == f"turn {n}"
+    assert first["answer"] == f'response "{n}'  # a stray quote is text, not CSV quoting
+
+
+def test_balanced_accuracy_is_the_mean_recall_of_both_labels():
+    bench = bench_judge()
+    pairs = [(True, True)] * 3 + [(False, True)] * 1 + [(False, False)] * 10 + [(True, False)] * 10
+    assert bench.balanced_accuracy(pairs) == (0.75 + 0.5) / 2
+    assert bench.balanced_accuracy([(True, True)]) is None

@@ -163,7 +163,7 @@ def test_a_judged_score_through_staged_files_equals_the_live_one(tmp_path, golde
                                        "--api-key", "k", "--model", "judge-model", "--out",
                                        str(tmp_path / "batch.json"), "--batch", str(jobs)],
                           jobs, stub)
-    assert passes == 3  # claims, then faithfulness verdicts; then the report
+    assert passes == 2  # every judge call in one round (code splits the claims); then the report
     live = json.loads((tmp_path / "live.json").read_text())
     batched = json.loads((tmp_path / "batch.json").read_text())
     assert batched["per_query"] == live["per_query"]

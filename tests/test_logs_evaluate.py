@@ -94,7 +94,7 @@ def test_an_item_the_judge_could_not_score_is_tried_again(imported, golden_cli, 
     failing = {"on": True}
 
     def flaky(prompt, v, role):
-        if failing["on"] and prompt == "judge_claims" and v["question"].endswith("question 7?"):
+        if failing["on"] and prompt == "judge_relevancy" and v["question"].endswith("question 7?"):
             return LLMResult(None, "error", error="HTTP 500")
         return log_judge(prompt, v, role)
 
@@ -140,11 +140,14 @@ def test_flagged_records_are_always_judged_but_the_summary_is_the_random_sample(
 
 
 def test_the_gate_for_a_nightly_job(imported, golden_cli, monkeypatch):
-    patch_judge(monkeypatch)
+    llm = patch_judge(monkeypatch)
+    # an uncalibrated judge cannot gate, before anything is judged
+    code, _, err = evaluate(golden_cli, "--rate", "0.2", "--fail-over", "hallucination_rate=50%")
+    assert code == 2 and "is not calibrated" in err and not llm.calls
     code, _, err = evaluate(golden_cli, "--rate", "0.2", "--fail-over", "hallucination_rate=50%",
-                            "--fail-under", "faithfulness=2")
+                            "--fail-under", "faithfulness=2", "--trust-judge")
     assert code == 0, err
-    code, _, err = evaluate(golden_cli, "--rate", "0.2", "--out", "r.json",
+    code, _, err = evaluate(golden_cli, "--rate", "0.2", "--out", "r.json", "--trust-judge",
                             "--fail-over", "hallucination_rate=0")
     assert code == 1 and "gate failed: hallucination_rate" in err
     assert report()["summary"]["hallucination_rate"] > 0  # the report is written first
@@ -152,6 +155,18 @@ def test_the_gate_for_a_nightly_job(imported, golden_cli, monkeypatch):
     assert code == 2 and "use --fail-over hallucination_rate=0.1" in err
     code, _, err = evaluate(golden_cli, "--fail-under", "correctness=3")
     assert code == 2 and "unknown metric 'correctness'" in err
+
+
+def test_no_judge_reports_operations_without_an_llm(imported, golden_cli, monkeypatch):
+    llm = patch_judge(monkeypatch)
+    code, out, err = evaluate(golden_cli, "--rate", "0.2", "--no-judge", "--out", "r.json")
+    assert code == 0, err
+    assert not llm.calls
+    rep = report()
+    assert rep["counts"]["judged"] == 0 and "hallucination_rate" not in rep["summary"]
+    assert rep["logs"]["sampled"] > 0 and "not judged (--no-judge)" in out
+    code, _, err = evaluate(golden_cli, "--no-judge", "--fail-over", "hallucination_rate=10%")
+    assert code == 2 and "needs the judge" in err
 
 
 def test_report_formats_trends_and_untrusted_text(tmp_path, golden_cli, monkeypatch):

@@ -224,7 +224,7 @@ def _assert_safe_html(text: str) -> None:
     tags = set(re.findall(r"<\s*([a-zA-Z][a-zA-Z0-9]*)", text))
     assert tags <= {"html", "head", "meta", "title", "style", "body", "h1", "h2", "h3", "p",
                     "table", "thead", "tbody", "tr", "th", "td", "svg", "rect", "text", "nav",
-                    "a", "span", "ul", "li", "b"}, tags
+                    "a", "span", "ul", "li", "b", "div", "wbr"}, tags
     # links only ever point inside the page; no resource is loaded from anywhere
     assert set(re.findall(r'href="(.)', text)) <= {"#"}
     assert not re.search(r"<[^>]*\ssrc\s*=", text) and not re.search(r"url\s*\(", text)
@@ -262,9 +262,7 @@ def test_judged_report_with_hostile_judge_reasons(hostile_db, tmp_path):
 
     def judge(name, v, role):
         reason = f"{INJECTION} {SCRIPT} {MARKUP} {OSC} | x |\nnew line"
-        return {"judge_claims": {"claims": [EVIL_ANSWER]},
-                "judge_faithfulness": {"verdicts": [{"claim": 1, "supported": False,
-                                                     "reason": reason}]},
+        return {"judge_claim": {"supported": False, "reason": reason},
                 "judge_relevancy": {"score": 2, "reason": reason},
                 "judge_correctness": {"score": 1, "reason": reason},
                 "judge_refusal": {"refusal": False, "reason": reason},

@@ -187,3 +187,23 @@ def test_trec_run_queries_without_judgments_are_counted(tmp_path, golden_cli):
     assert report["counts"]["unknown_in_run"] == 1 and report["counts"]["in_run"] == 1
     assert report["unknown_run_queries"] == [{"line": None, "query": "q9"}]
     assert "1 run queries are not in the qrels and are ignored: 'q9'" in report["warnings"][-1]
+
+
+def test_out_into_a_missing_folder_creates_it_for_score_and_logs_evaluate(tmp_path, golden_cli):
+    """As `--batch DIR` creates its folder; a file in the way is still refused."""
+    golden = write_jsonl(tmp_path / "g.jsonl", GOLDEN)
+    run = write_jsonl(tmp_path / "r.jsonl", RUN)
+    out = tmp_path / "reports" / "today" / "r.json"
+    code, _, err = golden_cli("--db", str(tmp_path / "g.db"), "score", "--golden", str(golden),
+                              "--run", str(run), "--no-judge", "--no-save", "--out", str(out))
+    assert code == 0, err
+    assert json.loads(out.read_text())["summary"]["mrr"] == 0.75
+    logs = tmp_path / "logs.jsonl"
+    logs.write_text(json.dumps({"id": "a", "timestamp": "2025-03-01T00:00:00Z",
+                                "query": "Q?", "answer": "A."}) + "\n")
+    assert golden_cli("--db", str(tmp_path / "g.db"), "logs", "import", str(logs))[0] == 0
+    out = tmp_path / "nightly" / "logs.md"
+    code, _, err = golden_cli("--db", str(tmp_path / "g.db"), "logs", "evaluate", "--no-judge",
+                              "--rate", "1", "--out", str(out))
+    assert code == 0, err
+    assert out.read_text().startswith("# golden logs")

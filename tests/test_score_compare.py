@@ -155,3 +155,45 @@ def test_bootstrap_is_seeded_paired_and_brackets_the_mean():
     assert draws.interval([(0, 1.0), (3, 1.0)]) == (1.0, 1.0)
     lo, hi = draws.interval(list(enumerate(diffs)))
     assert lo < hi
+
+
+def test_runs_sharing_a_name_are_labelled_by_report_file_and_marks_survive_80_columns(
+        golden_cli, tmp_path):
+    """Three scorings of `run.jsonl` (one per folder) are labelled by their report files,
+    and at 80 columns every run's deltas keep their significance marks."""
+    import io
+
+    from rich.console import Console
+
+    from builder.score.compare import print_comparison, read_report
+
+    golden = write_jsonl(tmp_path / "golden.jsonl", [
+        {"id": f"q{i}", "query": f"Question {i}?", "expected_answer": "A.",
+         "relevant_chunk_ids": [f"c{i}"], "type": "single_hop", "difficulty": "easy"}
+        for i in range(20)])
+    rankings = {"baseline-run": lambda i: ["x", f"c{i}"], "bigger-top-k": lambda i: [f"c{i}"],
+                "no-reranker": lambda i: ["x", "y"]}
+    paths = []
+    for name, ranking in rankings.items():
+        folder = tmp_path / name
+        folder.mkdir()
+        run = write_jsonl(folder / "run.jsonl", [{"query_id": f"q{i}", "retrieved_ids": ranking(i)}
+                                                 for i in range(20)])
+        out = tmp_path / f"{name}.json"
+        code, _, err = golden_cli("score", "--golden", str(golden), "--run", str(run),
+                                  "--no-judge", "--no-save", "--out", str(out))
+        assert code == 0, err
+        paths.append(out)
+    result = compare_reports([read_report(str(p)) for p in paths])
+    assert [r["label"] for r in result["runs"]] == list(rankings)
+    buffer = io.StringIO()
+    print_comparison(result, Console(file=buffer, width=80, highlight=False))
+    text = buffer.getvalue()
+    assert max(len(line) for line in text.splitlines()) <= 80
+    mrr = next(line for line in text.splitlines() if line.strip().startswith("mrr "))
+    assert mrr.count("*") == 2, text  # both runs' changes are significant and marked
+    assert "+0.500↑*" in mrr and "-0.500↓*" in mrr
+    assert "bigger-top-k: 20 queries shared" in text and "no-reranker: 20 queries" in text
+    wide = io.StringIO()
+    print_comparison(result, Console(file=wide, width=140, highlight=False))
+    assert "+0.500↑ better*" in wide.getvalue() and "-0.500↓ worse*" in wide.getvalue()

@@ -8,7 +8,9 @@ import json
 import pytest
 
 from builder.errors import InputError, JobError
-from builder.score.directions import LOWER_IS_BETTER, known_metrics, lower_is_better
+from builder.score.directions import (
+    LOWER_IS_BETTER, SCALE_5, known_metrics, lower_is_better,
+)
 from builder.score.gate import OVER, UNDER, check_gate, gate_failures, parse_thresholds
 from builder.score.judge import JUDGE_METRICS
 from tests.fakes import ScriptedLLM
@@ -37,11 +39,12 @@ def test_every_lower_is_better_metric_takes_fail_over_and_refuses_fail_under(met
 @pytest.mark.parametrize("metric", [m for m in HIGHER if m in JUDGE_METRICS or "@10" in m
                                     or m in ("mrr", "map")])
 def test_every_higher_is_better_metric_takes_fail_under_and_refuses_fail_over(metric):
-    (t,) = parse(under=[f"{metric}=0.5"])
+    value = "3" if metric in SCALE_5 else "0.5"
+    (t,) = parse(under=[f"{metric}={value}"])
     assert t.option == UNDER
     with pytest.raises(InputError) as info:
-        parse(over=[f"{metric}=0.5"])
-    assert f"higher is better for {metric}; use --fail-under {metric}=0.5" in str(info.value)
+        parse(over=[f"{metric}={value}"])
+    assert f"higher is better for {metric}; use --fail-under {metric}={value}" in str(info.value)
 
 
 def test_judge_and_ops_directions_are_the_documented_ones():
@@ -67,8 +70,27 @@ def test_percentages_and_bad_specs():
         parse(under=["map=high"])
     with pytest.raises(InputError, match="METRIC=VALUE"):
         parse(under=["map"])
-    with pytest.raises(InputError, match="unknown metric 'ndcg@7'"):
+    with pytest.raises(InputError, match="unknown metric 'ndcg_at_7'"):
+        parse(under=["ndcg_at_7=0.1"])
+    # a cutoff the run does not compute names --k, with the cutoffs to give it
+    with pytest.raises(InputError) as info:
         parse(under=["ndcg@7=0.1"])
+    assert str(info.value) == ("--fail-under: ndcg@7 needs the cutoff 7 in --k (this run "
+                               "computes @1, @10); add --k 1,7,10")
+
+
+@pytest.mark.parametrize("spec, option, message", [
+    ("ndcg@10=150%", UNDER, "ndcg@10 runs from 0 to 1, so this gate would never pass"),
+    ("faithfulness=6", UNDER, "faithfulness runs from 1 to 5, so this gate would never pass"),
+    ("faithfulness=0.5", UNDER, "faithfulness runs from 1 to 5, so this gate would never fail"),
+    ("hallucination_rate=-0.1", OVER, "runs from 0 to 1, so this gate would never pass"),
+    ("latency_p95_ms=-1", OVER, "latency_p95_ms is 0 or more, so this gate would never pass"),
+])
+def test_a_threshold_outside_the_figures_range_is_refused(spec, option, message):
+    with pytest.raises(InputError) as info:
+        parse(**({"under": [spec]} if option == UNDER else {"over": [spec]}))
+    assert message in str(info.value)
+    parse(under=["ndcg@10=100%"], over=["hallucination_rate=0"])  # the ends are fine
     with pytest.raises(InputError, match="needs the judge"):
         parse(under=["faithfulness=4"], judge=False)
     parse(over=["latency_p95_ms=800"], judge=False)  # ops figures need no judge
@@ -126,7 +148,7 @@ def test_cli_gate_on_judge_metrics_in_their_directions(golden_cli, tmp_path, mon
     monkeypatch.setattr(commands, "open_llm", scripted_open_llm(ScriptedLLM(judge_replies)))
     # scripted judge: q2 unfaithful -> hallucination_rate 0.5, faithfulness 3.0
     code, err, out = scored(golden_cli, tmp_path, "--fail-over", "hallucination_rate=15%",
-                            "--fail-under", "faithfulness=4.0", judge=True)
+                            "--fail-under", "faithfulness=4.0", "--trust-judge", judge=True)
     assert code == 1
     assert "hallucination_rate 0.5000 > 0.15" in err and "faithfulness 3.0000 < 4" in err
     assert json.loads(out.read_text())["summary"]["hallucination_rate"] == 0.5

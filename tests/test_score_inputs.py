@@ -97,7 +97,7 @@ def test_option_errors(capsys, tmp_path, golden, golden_cli):
     run = write_jsonl(tmp_path / "run.jsonl", RUN)
     for extra, message in [(("--k", "0,5"), "--k expects"), (("--out", str(tmp_path / "r.txt")),
                            "must end in .json"), (("--qrels", "x"), "not both"),
-                           (("--out", str(tmp_path / "no" / "r.md")), "folder does not exist")]:
+                           (("--out", str(run / "r.md")), "is a file, not a folder")]:
         code, err, out = score(golden_cli, tmp_path, golden, run, *extra)
         assert code == 2 and message in err, err
         assert not out.exists()  # nothing half-written: neither report is created

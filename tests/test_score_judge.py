@@ -65,17 +65,17 @@ async def test_budget_exhausted_stops_calls_and_lists_the_rest():
     assert outs["b"].unscored and all("budget exhausted" in u["reason"] for u in outs["b"].unscored)
 
 
-async def test_claim_verdict_count_mismatch_is_unscored():
+async def test_one_claim_not_judged_leaves_faithfulness_unscored():
     def respond(prompt, variables, role):
-        if prompt == "judge_claims":
-            return {"claims": ["one", "two"]}
-        if prompt == "judge_faithfulness":
-            return {"verdicts": [{"claim": 1, "supported": True}]}
+        if prompt == "judge_claim" and "second" in variables["claim"]:
+            return {"supported": "maybe"}  # invalid
         return judge_replies(prompt, variables, role)
 
-    out = (await Judge(ScriptedLLM(respond)).judge_all([item()]))["q"]
-    assert "faithfulness" not in out.metrics
-    assert any(u["metric"] == "faithfulness" for u in out.unscored)
+    out = (await Judge(ScriptedLLM(respond)).judge_all(
+        [item(answer="The sky looks nice. The second point is moot.")]))["q"]
+    assert "faithfulness" not in out.metrics and "hallucination_rate" not in out.metrics
+    (failed,) = [u for u in out.unscored if u["metric"] == "faithfulness"]
+    assert "1 of 2 claims not judged" in failed["reason"]
 
 
 async def test_refusal_on_answerable_item_is_a_wrong_refusal_without_faithfulness():
@@ -92,8 +92,8 @@ async def test_attribution_generation_and_knowledge_base(tmp_path):
     run = read_run(write_jsonl(tmp_path / "r.jsonl", run_rows), golden)
 
     def faithful(prompt, variables, role):
-        if prompt == "judge_faithfulness":
-            return {"verdicts": [{"claim": 1, "supported": True, "reason": "ok"}]}
+        if prompt == "judge_claim":
+            return {"supported": True, "reason": "ok"}
         return judge_replies(prompt, variables, role)
 
     for respond, cause in [(judge_replies, "generation"), (faithful, "knowledge base")]:

@@ -64,12 +64,8 @@ def refusing_judge(prompt, variables, role):
     """A bad judge: calls every answer a refusal and every claim unsupported."""
     if prompt == "judge_refusal":
         return {"refusal": True, "reason": "looks like a refusal"}
-    if prompt == "judge_claims":
-        return {"claims": [c for c in variables["answer"].split(". ") if c]}
-    if prompt == "judge_faithfulness":
-        n = variables["claims"].count("[")
-        return {"verdicts": [{"claim": i, "supported": False, "reason": "x"}
-                             for i in range(1, n + 1)]}
+    if prompt == "judge_claim":
+        return {"reason": "x", "supported": False}
     if prompt in ("judge_relevancy", "judge_correctness"):
         return {"score": 3, "reason": "s"}
     if prompt == "judge_context":
@@ -98,10 +94,14 @@ async def test_planted_answers_refusal_and_faithfulness_fail_safe():
     assert outs["refusal"].metrics["wrong_refusal_rate"] == 1.0
     assert outs["unclear"].metrics["wrong_refusal_rate"] == 1.0  # the LLM's call
     assert outs["unclear"].details["refusal"]["decided_by"] == "llm"
-    # faithfulness for every claim-bearing answer, the hallucinations counted
+    # faithfulness for every claim-bearing answer, the hallucinations counted (by code: 2001,
+    # Berlin and Jane Roe appear in no context, so the LLM was never asked about them)
     for qid in ("answer", "partial", "unanswerable-answered"):
         assert outs[qid].metrics["faithfulness"] == 1.0, qid
         assert outs[qid].metrics["hallucination_rate"] == 1.0, qid
+        claims = outs[qid].details["faithfulness"]["claims"]
+        assert {c["decided_by"] for c in claims} == {"code"}, qid
+    assert [v["claim"] for p, v, _ in llm.calls if p == "judge_claim"] == ["Blue."]
     # the unclear answer was checked too, although the LLM called it a refusal
     assert "faithfulness" in outs["unclear"].metrics
     assert "faithfulness" not in outs["refusal"].metrics
@@ -111,11 +111,12 @@ async def test_planted_answers_refusal_and_faithfulness_fail_safe():
 
 def test_judge_records_as_a_library_and_unscored_items_counted():
     def flaky(prompt, variables, role):
-        if prompt == "judge_faithfulness":
+        if prompt == "judge_claim":
             return RuntimeError("connection reset")
         return refusing_judge(prompt, variables, role)
 
-    outs, judge = judge_records(ScriptedLLM(flaky), [item("a", "It opened in 2001 here."),
+    # "a" leaves code undecided (no value to check, words not in the context): the LLM fails
+    outs, judge = judge_records(ScriptedLLM(flaky), [item("a", "The shop is popular."),
                                                      item("b", "I don't know.")])
     assert judge.model == "scripted-model" and judge.stopped is None
     assert [u["metric"] for u in outs["a"].unscored] == ["faithfulness"]
@@ -131,24 +132,26 @@ async def test_progress_lines_with_planned_calls_and_an_estimate():
         return now[0]
 
     progress = JudgeProgress(lines.append, every_s=10, clock=clock)
-    items = [item(f"q{i}", "The store opened in 1998.") for i in range(3)]
+    items = [item(f"q{i}", "The store opened in 1998. It is popular.") for i in range(3)]
     judge = Judge(ScriptedLLM(refusing_judge), progress=progress, concurrency=1)
-    assert judge.planned_calls(items[0]) == 5  # claims, verdicts, relevancy, correctness, 1 ctx
+    # relevancy, correctness, 1 context, and the one claim code leaves open ("It is popular.");
+    # "The store opened in 1998." is in the context word for word
+    assert judge.planned_calls(items[0]) == 4
     await judge.judge_all(items)
-    assert lines[0].startswith("judging 3 answers with scripted-model: about 15 LLM calls "
+    assert lines[0].startswith("judging 3 answers with scripted-model: about 12 LLM calls "
                                "(refusal decided by code for 3 of 3)")
     assert any("about" in line and "left" in line for line in lines[1:])
-    assert lines[-1].startswith("judge: 3/3 answers, 15/~15 calls")
+    assert lines[-1].startswith("judge: 3/3 answers, 12/~12 calls")
 
 
 async def test_judge_limited_to_some_aspects_makes_only_their_calls():
     llm = ScriptedLLM(refusing_judge)
     judge = Judge(llm, metrics=("refusal", "faithfulness"))
     items = [item("a", "The store opened in 2001."), item("b", "Blue.")]
-    assert [judge.planned_calls(i) for i in items] == [2, 1 + 2]
+    # "a": 2001 is in no context, settled by code; "b": one refusal call, one claim call
+    assert [judge.planned_calls(i) for i in items] == [0, 1 + 1]
     outs = await judge.judge_all(items)
-    assert sorted({p for p, _, _ in llm.calls}) == ["judge_claims", "judge_faithfulness",
-                                                   "judge_refusal"]
+    assert sorted({p for p, _, _ in llm.calls}) == ["judge_claim", "judge_refusal"]
     assert set(outs["a"].metrics) == {"wrong_refusal_rate", "faithfulness",
                                       "faithfulness_supported", "hallucination_rate"}
     with pytest.raises(ValueError, match="unknown judge aspects"):
@@ -197,5 +200,5 @@ async def test_the_first_progress_line_estimates_the_embedded_model_time():
     llm = ScriptedLLM(refusing_judge)
     llm.local = True
     judge = Judge(llm, progress=JudgeProgress(lines.append))
-    await judge.judge_all([item("a", "The store opened in 1998.")])
-    assert "about 5 LLM calls, roughly 1 min 05 s at ~13 s a call" in lines[0]
+    await judge.judge_all([item("a", "The store opened in 1998. It is popular.")])
+    assert "about 4 LLM calls, roughly 52 s at ~13 s a call" in lines[0]

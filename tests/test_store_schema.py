@@ -44,6 +44,7 @@ TABLES = {
     "facts": "id chunk_id seq text evidence evidence_start evidence_end entities dates language "
              "prompt_name prompt_version llm_call_id created_at cell",
     "log_contexts": "hash text",
+    "judge_calibration": "judge_model prompts metric n exact within_one kappa run_id at",
     "log_evaluations": "record_id judge_key judge_model metrics details unscored judged_at",
     "log_imports": "id paths lines records added unchanged differing scrubbed at",
     "log_records": "id at session_id query answer retrieved_ids context_hashes latency_ms "
@@ -79,7 +80,8 @@ TRIGGERS = ["candidates_fts_ad", "candidates_fts_ai", "candidates_fts_au", "chun
             "chunks_ai", "chunks_au"]
 MIGRATIONS = ["m001_documents_and_chunks", "m002_generation_review_llm_runs",
               "m003_review_indexes", "m004_review_search_and_counts", "m005_fact_cells",
-              "m006_review_team", "m007_production_logs", "m008_batch_requests"]
+              "m006_review_team", "m007_production_logs", "m008_batch_requests",
+              "m009_judge_calibration"]
 
 
 def schema(conn: sqlite3.Connection) -> tuple[dict, list, list]:

@@ -41,6 +41,7 @@ import openai
 from pydantic import BaseModel, ValidationError
 
 from builder.errors import InputError, JobError
+from builder.llm.model_params import sampling_params
 from builder.llm.prompts import Prompt, load_prompt
 from builder.llm.settings import LLMSettings
 from builder.llm.structured import MODES, cache_schema, read_reply, response_format, schema_text
@@ -327,9 +328,8 @@ class OpenAIClient:
                 system["content"] = f"{system['content']}\n\n{text}"
             else:
                 messages.insert(0, {"role": "system", "content": text})
-        # max_tokens, not max_completion_tokens: llama-cpp-python ignores the latter.
-        request = {"model": model, "messages": messages, "temperature": temperature,
-                   "max_tokens": max_tokens}
+        request = {"model": model, "messages": messages,
+                   **sampling_params(model, temperature, max_tokens)}
         fmt = response_format(mode, output)
         if fmt is not None:
             request["response_format"] = fmt

@@ -75,6 +75,9 @@ def _rate(text: str) -> float:
               help="How many periods the trends show, ending with the newest record (or --until).")
 @click.option("--max-contexts", type=click.IntRange(1, 100), default=10, show_default=True,
               help="Contexts per record the judge reads.")
+@click.option("--judge/--no-judge", default=True, show_default=True,
+              help="LLM-judge the sample. --no-judge needs no LLM: operations, feedback and "
+                   "trends only.")
 @report_and_gate_options(
     under_help="Exit 1 when a higher-is-better figure of the sample is below VALUE, e.g. "
                "faithfulness=4.0, context_relevance=70%.",
@@ -84,8 +87,8 @@ def _rate(text: str) -> float:
               help="Folder of prompt files overriding the bundled judge prompts.")
 @llm_options(lazy=True)
 @click.pass_obj
-def evaluate(obj, rate_text, since, until, period, periods, max_contexts, outs, fail_under,
-             fail_over, prompts_dir, llm_settings):
+def evaluate(obj, rate_text, since, until, period, periods, max_contexts, judge, outs,
+             fail_under, fail_over, trust_judge, min_judge_kappa, prompts_dir, llm_settings):
     """Judge a deterministic sample of production records with the reference-free judge
     metrics (claim-level faithfulness against the logged contexts, answer relevancy, context
     relevance, refusal) and report them as `golden score` does, with trends per day or week,
@@ -117,14 +120,25 @@ def evaluate(obj, rate_text, since, until, period, periods, max_contexts, outs, 
         report_mod.format_for(out)
         report_mod.check_not_an_input(out, {"database": obj.db_path})
     thresholds = parse_thresholds(fail_under, fail_over, known=[*METRICS, *OPERATIONS],
-                                  judge=True)
-    settings = llm_settings()
+                                  judge=judge)
+    settings = llm_settings() if judge else None
+    model = _judge_model(settings) if settings else None
     with obj.open_store() as store:
+        if model and not trust_judge:
+            from builder.logs.evaluate import judge_key
+            from builder.score.signals import SIGNALS_VERSION
+            from builder.score.trust import check_trust, judge_agreement
+
+            versions = {**judge_key(model, prompts_dir, max_contexts)[1],
+                        "signals": SIGNALS_VERSION}
+            check_trust(thresholds, judge_agreement(store, model, versions,
+                                                    [t.metric for t in thresholds]),
+                        judge_model=model, min_kappa=min_judge_kappa)
         report = evaluate_logs(
-            store, options, judge_model=_judge_model(settings),
-            open_judge=lambda: open_llm(store, settings, job="logs-evaluate"),
-            concurrency=settings.concurrency, progress=progress_line,
-            dry_run=settings.dry_run)
+            store, options, judge_model=model,
+            open_judge=(lambda: open_llm(store, settings, job="logs-evaluate")) if settings
+            else None, concurrency=settings.concurrency if settings else 1,
+            progress=progress_line, dry_run=bool(settings and settings.dry_run))
     if report.get("dry_run"):
         click.echo(f"dry run: {report['to_judge']:,} records to judge with "
                    f"{report['judge_model']}, about {report['planned_calls']:,} LLM calls; "

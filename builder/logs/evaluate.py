@@ -40,6 +40,7 @@ from builder.score.judge import (
     PROMPTS, Judge, JudgeInput, JudgeOutcome, JudgeProgress, judge_records,
 )
 from builder.score.scoring import build_records_report
+from builder.score.signals import SIGNALS_VERSION
 from builder.store import Store
 from builder.store.documents import chunks_by_id
 from builder.store.logs import (
@@ -108,28 +109,34 @@ def _judge_input(store: Store, record: dict, max_contexts: int,
                       answer=record["answer"], contexts=contexts, answerable=True)
 
 
-def evaluate_logs(store: Store, options: EvaluateOptions, *, judge_model: str,
-                  open_judge: Callable[[], contextlib.AbstractContextManager],
+def evaluate_logs(store: Store, options: EvaluateOptions, *, judge_model: str | None,
+                  open_judge: Callable[[], contextlib.AbstractContextManager] | None,
                   concurrency: int = 4, progress: Callable[[str], None] | None = None,
                   dry_run: bool = False) -> dict[str, Any]:
     """Judge what the sample still needs and return the report (see the module docstring).
-    `open_judge()` yields the LLM client; it is only called when something needs judging."""
+    `open_judge()` yields the LLM client; it is only called when something needs judging.
+    `judge_model=None` (`--no-judge`): nothing is judged or read from earlier judging; the
+    report has the operations, feedback and trend figures only."""
     emit = progress or (lambda _message: None)
     records = sample_records(store, options.rate, options.since, options.until)
     in_window = count_records(store, options.since, options.until)
     if not in_window:
         raise InputError(f"no log records {_window_text(options)}: import some with "
                          "`golden logs import FILE`")
-    key, versions = judge_key(judge_model, options.prompts_dir, options.max_contexts)
     ids = [r["id"] for r in records]
-    done = evaluations(store, key, ids)
-    todo = [r for r in records if r.get("answer")
+    if judge_model is None:
+        key, versions, done = "", {}, {}
+    else:
+        key, versions = judge_key(judge_model, options.prompts_dir, options.max_contexts)
+        done = evaluations(store, key, ids)
+    todo = [r for r in records if judge_model is not None and r.get("answer")
             and (r["id"] not in done or done[r["id"]]["unscored"])]
     emit(f"{len(records):,} of {in_window:,} records {_window_text(options)} in the sample "
-         f"(rate {options.rate:g}, plus those flagged by feedback): {len(todo):,} to judge, "
-         f"{len(records) - len(todo):,} judged before or without an answer")
+         f"(rate {options.rate:g}, plus those flagged by feedback): "
+         + (f"{len(todo):,} to judge, {len(records) - len(todo):,} judged before or without an "
+            "answer" if judge_model is not None else "not judged (--no-judge)"))
     stopped = calls = None
-    if todo:
+    if todo and open_judge is not None:
         with open_judge() as llm:
             texts = context_texts(store, (h for r in todo for h in r.get("context_hashes") or []))
             inputs = [_judge_input(store, r, options.max_contexts, texts) for r in todo]
@@ -155,6 +162,11 @@ def evaluate_logs(store: Store, options: EvaluateOptions, *, judge_model: str,
                                     until=options.until)
     if calls is not None:
         report["judge"]["calls"] = calls
+    if judge_model is not None:
+        from builder.score.trust import judge_agreement
+
+        report["judge"]["calibration"] = judge_agreement(store, judge_model, {
+            **versions, "signals": SIGNALS_VERSION}, report["summary"])
     if stopped:
         report["judge"]["stopped"] = stopped
         report["warnings"].append(f"judging stopped early: {stopped}")
@@ -170,8 +182,10 @@ def describe(report: dict[str, Any]) -> str:
     cause_text = ", ".join(f"{k} {v}" for k, v in sorted(causes.items(), key=lambda kv: -kv[1]))
     return (f"{logs['records_in_window']:,} records; {logs['sampled']:,} in the random sample "
             f"(rate {logs['rate']:g}) and {logs['flagged_only']:,} more flagged by feedback; "
-            f"{report['counts']['judged']:,} judged ({logs['judged_now']:,} in this run) by "
-            f"{report['judge']['model']}; {len(report['bad_cases']):,} bad cases"
+            + (f"{report['counts']['judged']:,} judged ({logs['judged_now']:,} in this run) by "
+               f"{report['judge']['model']}; " if report["judge"]["model"] else
+               "not judged (--no-judge); ")
+            + f"{len(report['bad_cases']):,} bad cases"
             + (f" ({cause_text})" if cause_text else "")
             + ". Summary and gate: the random sample only.")
 

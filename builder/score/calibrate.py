@@ -142,5 +142,9 @@ def print_calibration(result: Mapping[str, Any], console=None) -> None:
     if result["unmatched"]:
         console.print(Text(f"{len(result['unmatched'])} human score(s) have no judge score "
                            "in this run."))
+    stored = result.get("stored_for")
+    if stored:
+        console.print(Text(f"stored for judge {stored['judge_model']}: reports show it beside "
+                           "each judged figure, and gates need kappa >= --min-judge-kappa."))
     for w in result["warnings"]:
         console.print(Text("warning: " + w, style="yellow"))

@@ -94,8 +94,8 @@ def _run_id(golden_path: str, run_path: str) -> str:
 @batch_option
 @click.pass_obj
 def score(obj, golden_path, run_path, qrels_path, trec_run_path, k_text, judge, outs,
-          fail_under, fail_over, complete, gain, level, dedupe, max_contexts, name, save,
-          prompts_dir, llm_settings):
+          fail_under, fail_over, trust_judge, min_judge_kappa, complete, gain, level, dedupe,
+          max_contexts, name, save, prompts_dir, llm_settings):
     """Score a RAG run against a golden set: retrieval metrics equal to trec_eval's, LLM-judged
     answer metrics, per type and difficulty, with a bad-case list.
 
@@ -105,6 +105,8 @@ def score(obj, golden_path, run_path, qrels_path, trec_run_path, k_text, judge, 
       golden score --golden golden.jsonl --run run.jsonl --no-judge --fail-under ndcg@10=0.5
       golden score --golden golden.jsonl --run run.jsonl --fail-under faithfulness=4.0 \\
           --fail-over hallucination_rate=15% --fail-under hit_rate@10=85%
+      (a gate on a judged figure needs a judge calibrated with `golden calibrate`, kappa
+      >= --min-judge-kappa, or --trust-judge)
       golden score --qrels qrels.txt --trec-run run.txt --k 5,10 -c
     """
     ks = parse_ks(k_text)
@@ -126,6 +128,8 @@ def score(obj, golden_path, run_path, qrels_path, trec_run_path, k_text, judge, 
     # Read golden.toml now whenever the judge may run, so a bad config fails before any work;
     # --no-judge and TREC scoring never load the LLM settings.
     settings = llm_settings() if judge and not trec else None
+    if settings is not None and not trust_judge:
+        _check_judge_trust(obj, thresholds, settings, prompts_dir, min_judge_kappa)
 
     if trec:
         report = build_trec_report(read_qrels(qrels_path), read_trec_run(trec_run_path,
@@ -165,6 +169,23 @@ def score(obj, golden_path, run_path, qrels_path, trec_run_path, k_text, judge, 
     check_gate(report_figures(report), thresholds)
 
 
+def _check_judge_trust(obj, thresholds, settings, prompts_dir: str | None,
+                       min_kappa: float) -> None:
+    """Refuse (exit 2, before any judging) a gate on a judged figure the judge is not trusted
+    for (`trust.check_trust`)."""
+    from builder.score.directions import JUDGE_METRICS
+    from builder.score.judge import prompt_versions
+    from builder.score.trust import check_trust, judge_agreement, judge_model_name
+
+    gated = [t.metric for t in thresholds if t.metric in JUDGE_METRICS]
+    if not gated:
+        return
+    model = judge_model_name(settings)
+    with obj.open_store(create=True) as store:
+        agreement = judge_agreement(store, model, prompt_versions(prompts_dir), gated)
+    check_trust(thresholds, agreement, judge_model=model, min_kappa=min_kappa)
+
+
 def _score_jsonl(obj, golden: GoldenSet, run: dict[str, RunItem], options: ScoreOptions, *,
                  judge: bool, llm_settings, run_path: str, max_contexts: int,
                  prompts_dir: str | None, unknown: list[UnknownQuery]) -> dict[str, Any]:
@@ -199,6 +220,10 @@ def _score_jsonl(obj, golden: GoldenSet, run: dict[str, RunItem], options: Score
         summary = getattr(llm, "summary", None)
         if callable(summary):
             report["judge"]["calls"] = summary()
+        from builder.score.trust import judge_agreement
+
+        report["judge"]["calibration"] = judge_agreement(
+            store, judge_obj.model, judge_obj.prompt_versions(), report["summary"])
     if judge_obj.stopped:
         report["judge"]["stopped"] = judge_obj.stopped
         report["warnings"].append(f"judging stopped early: {judge_obj.stopped}")
@@ -225,7 +250,8 @@ def _save(obj, report: dict[str, Any], golden: GoldenSet | None, run: dict[str, 
     with obj.open_store(create=True) as store:
         save_run(store, run_id=run_id, name=name or Path(report["run"]).stem,
                  golden_path=report["golden"], run_path=report["run"],
-                 judge_model=report["judge"]["model"], options=report["options"],
+                 judge_model=report["judge"]["model"],
+                 options={**report["options"], "judge_prompts": report["judge"]["prompts"]},
                  summary=report["summary"], items=items)
     report["run_id"] = run_id
 
@@ -279,7 +305,9 @@ def compare(baseline, reports, labels, outs, resamples, seed):
 @click.pass_obj
 def calibrate(obj, run_id, import_path, as_json):
     """Agreement between human 1-5 scores and the LLM judge: exact, within-one and
-    quadratic-weighted kappa, per metric; warns under 80% exact agreement."""
+    quadratic-weighted kappa, per metric; warns under 80% exact agreement. The figures are
+    stored for the run's judge model and prompt versions: reports print them beside each
+    judged figure, and a gate on a judged figure needs them (kappa >= --min-judge-kappa)."""
     from builder.score.calibrate import calibrate as agree, print_calibration, read_human_scores
     from builder.store.calibration import human_scores, import_calibration
     from builder.store.runs import list_run_items, require_run
@@ -296,6 +324,19 @@ def calibrate(obj, run_id, import_path, as_json):
                 raise InputError("no human scores: score items in `golden review` "
                                  "(calibration mode) or pass --import FILE")
         result = agree(human, list_run_items(store, run["id"]))
+        versions = (run.get("options") or {}).get("judge_prompts")
+        if run.get("judge_model") and versions:
+            from builder.score.trust import calibration_entries
+            from builder.store.calibration import save_judge_calibration
+
+            save_judge_calibration(store, judge_model=run["judge_model"], run_id=run["id"],
+                                   entries=calibration_entries(result, versions))
+            result["stored_for"] = {"judge_model": run["judge_model"], "prompts": versions}
+        else:
+            result["warnings"].append(
+                "this run does not record its judge prompt versions (scored before they were "
+                "kept, or without the judge): the agreement is shown but not stored for gates; "
+                "score the run again and calibrate it")
     result["run_id"] = run["id"]
     if as_json:
         click.echo(json.dumps(result, indent=2))

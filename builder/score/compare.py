@@ -102,13 +102,20 @@ def breakdown_metrics(summary: Mapping[str, float]) -> list[str]:
 
 
 def run_labels(reports: Sequence[Mapping[str, Any]], labels: Sequence[str] | None) -> list[str]:
-    """A short distinct name per report: the given labels, else the run file's stem."""
+    """A short distinct name per report: the given labels, else the run file's stem; when run
+    files share a name (run.jsonl scored three times), the report files' stems; only when those
+    collide too, a number."""
     if labels:
         if len(labels) != len(reports):
             raise InputError(f"--labels names {len(labels)} runs for {len(reports)} reports")
         return list(labels)
     names = [Path(r.get("run") or r.get("path") or f"run {i}").stem
              for i, r in enumerate(reports, 1)]
+    if len(set(names)) < len(names):
+        by_file = [Path(r["path"]).stem if r.get("path") else names[i]
+                   for i, r in enumerate(reports)]
+        if len(set(by_file)) == len(by_file):
+            return by_file
     seen: dict[str, int] = {}
     for name in names:
         seen[name] = seen.get(name, 0) + 1
@@ -362,6 +369,29 @@ def deltas_text(values: Mapping[str, float]) -> str:
     return ", ".join(f"{m} {d:+.3f}" for m, d in values.items())
 
 
+def _terminal_value(value: Any) -> str:
+    """A figure in few characters: 3 decimals under 10, one above (latencies, tokens)."""
+    if isinstance(value, float):
+        return f"{value:.3f}" if abs(value) < 10 else f"{value:.1f}"
+    return fmt(value)
+
+
+def _terminal_delta(change: Mapping[str, Any] | None, *, words: bool = True):
+    """`+0.050↑ worse*`: the change, its arrow, better/worse (unless not `words`), and * when
+    the paired interval excludes 0."""
+    from rich.text import Text
+
+    if change is None or change["delta"] is None:
+        return Text("–")
+    text = _terminal_value(change["delta"])
+    text = ("+" if change["delta"] >= 0 else "") + text.lstrip("+") + change["arrow"]
+    if change["verdict"] != "same" and words:
+        text += f" {change['verdict']}"
+    if change.get("significant"):
+        text += "*"
+    return Text(text, style={"better": "green", "worse": "red"}.get(change["verdict"], ""))
+
+
 def print_comparison(result: Mapping[str, Any], console=None, *, limit: int = 20) -> None:
     """The terminal view: the headline metrics (largest k), MRR, MAP, the judge's and the
     operations figures, each delta with its arrow and verdict (* when the paired interval
@@ -375,24 +405,34 @@ def print_comparison(result: Mapping[str, Any], console=None, *, limit: int = 20
     labels = [r["label"] for r in result["runs"]]
     shown = set(result["headline_metrics"]) | {"mrr", "map"}
     rows = [r for r in result["metrics"] if r["metric"] in shown or "@" not in r["metric"]]
-    table = Table(title=f"Baseline: {visible(labels[0])} (all metrics and intervals: --out "
-                        "compare.md or .html)", title_justify="left", box=box.SIMPLE_HEAD,
-                  pad_edge=False)
-    table.add_column("metric", no_wrap=True, min_width=14)
+    table = Table(title=f"Baseline: {visible(labels[0])} (* the paired interval excludes 0; "
+                        "all metrics and intervals: --out compare.md or .html)",
+                  title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    body = rows + result["operations"]
+    deltas = [[_terminal_delta(c) for c in row["changes"][1:]] for row in body]
+    widths = [max((len(cells[j].plain) for cells in deltas), default=1)
+              for j in range(len(labels) - 1)]
+    needed = (max(len(row["metric"]) for row in body) + 3
+              + sum(max(6, min(len(label), 12)) + 3 for label in labels)
+              + sum(max(w, len(label) + 2) + 3 for w, label in zip(widths, labels[1:])))
+    if needed > console.width:
+        # too narrow for the words: the arrow, the colour and the mark say it
+        deltas = [[_terminal_delta(c, words=False) for c in row["changes"][1:]] for row in body]
+        table.title = (f"Baseline: {visible(labels[0])} (↑/↓ the change; green better, red "
+                       "worse; * the paired interval excludes 0; all metrics and intervals: "
+                       "--out compare.md or .html)")
+    # The deltas (and their significance marks) are never cut: their columns are as wide as
+    # their widest cell; the run labels wrap in their headers instead of being cut.
+    table.add_column("metric", overflow="fold", min_width=12)
     for label in labels:
-        table.add_column(Text(visible(label, 24)), justify="right", no_wrap=True, min_width=6)
-    for label in labels[1:]:
-        table.add_column(Text("Δ " + visible(label, 22)), justify="right", no_wrap=True,
-                         min_width=16)
-    for row in rows + result["operations"]:
-        cells = []
-        for c in row["changes"][1:]:
-            style = {"better": "green", "worse": "red"}.get(c["verdict"] if c else "", "")
-            text = change_text(c, ci=False, digits=3)
-            if c and c.get("significant"):
-                text += "*"
-            cells.append(Text(text, style=style))
-        table.add_row(row["metric"], *(fmt(v) for v in row["values"]), *cells)
+        table.add_column(Text(visible(label, 40)), justify="right", overflow="fold",
+                         min_width=6)
+    for j, label in enumerate(labels[1:]):
+        widest = max((len(cells[j].plain) for cells in deltas), default=1)
+        table.add_column(Text("Δ " + visible(label, 40)), justify="right", overflow="fold",
+                         min_width=widest)
+    for row, cells in zip(body, deltas):
+        table.add_row(row["metric"], *(_terminal_value(v) for v in row["values"]), *cells)
     console.print(table)
     for i, worse in enumerate(result["worse"][1:], 1):
         console.print(Text(f"{visible(labels[i])}: {result['common_queries'][i]} queries shared "

@@ -10,6 +10,7 @@ direction: they are context, never gated or marked better/worse.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from builder.score.retrieval import metric_names
@@ -24,6 +25,17 @@ OPERATIONS = ("latency_p50_ms", "latency_p95_ms", "latency_p99_ms", "mean_cost",
               "mean_prompt_tokens", "total_prompt_tokens", "mean_completion_tokens",
               "total_completion_tokens")
 LOWER_IS_BETTER = frozenset(LOWER_IS_BETTER_JUDGE + OPERATIONS)
+SCALE_5 = frozenset(("faithfulness", "answer_relevancy", "correctness"))  # judge scores 1-5
+
+
+def value_range(metric: str) -> tuple[float, float]:
+    """The values a figure can take: 1-5 judge scores, 0-1 shares and rates, operations >= 0
+    (the gate refuses a threshold outside it: it would never pass, or never fail)."""
+    if metric in SCALE_5:
+        return 1.0, 5.0
+    if metric in JUDGE_METRICS or "@" in metric or metric in ("mrr", "map"):
+        return 0.0, 1.0
+    return 0.0, math.inf
 
 
 def lower_is_better(metric: str) -> bool:

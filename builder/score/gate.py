@@ -23,19 +23,27 @@ from dataclasses import dataclass
 import click
 
 from builder.errors import InputError, JobError
-from builder.score.directions import JUDGE_METRICS, known_metrics, lower_is_better
+from builder.score.directions import JUDGE_METRICS, known_metrics, lower_is_better, value_range
 
 UNDER, OVER = "--fail-under", "--fail-over"
 
 
 def report_and_gate_options(under_help: str, over_help: str):
-    """`--out` (report files) and the two gate options, shared by every command that reports
-    figures and can fail a CI job on them (`golden score`, `golden logs evaluate`)."""
+    """`--out` (report files), the two gate options and the judge-trust ones (`trust`), shared
+    by every command that reports figures and can fail a CI job on them (`golden score`,
+    `golden logs evaluate`)."""
     options = [
         click.option("--out", "outs", multiple=True, type=click.Path(dir_okay=False),
                      help="Write the report: .json, .md or .html (repeatable)."),
         click.option(UNDER, "fail_under", multiple=True, metavar="METRIC=VALUE", help=under_help),
         click.option(OVER, "fail_over", multiple=True, metavar="METRIC=VALUE", help=over_help),
+        click.option("--trust-judge", is_flag=True,
+                     help="Allow a gate on a judged figure whose judge is not calibrated "
+                          "(`golden calibrate`) or agrees with humans under --min-judge-kappa."),
+        click.option("--min-judge-kappa", type=click.FloatRange(-1.0, 1.0), default=0.4,
+                     show_default=True,
+                     help="The judge's kappa against human labels a gate on a judged figure "
+                          "needs."),
     ]
 
     def decorate(f):
@@ -89,8 +97,7 @@ def parse_thresholds(under: Iterable[str], over: Iterable[str] = (), *,
             if not sep or not name:
                 raise InputError(f"{option} expects METRIC=VALUE, got {spec!r}")
             if name not in known:
-                raise InputError(f"{option}: unknown metric {name!r} (known: "
-                                 f"{', '.join(known)})")
+                raise InputError(_unknown(option, name, known))
             wanted = OVER if lower_is_better(name) else UNDER
             if option != wanted:
                 better = "lower" if wanted == OVER else "higher"
@@ -99,8 +106,32 @@ def parse_thresholds(under: Iterable[str], over: Iterable[str] = (), *,
             if name in JUDGE_METRICS and not judge:
                 raise InputError(f"{option}: {name} needs the judge (JSONL runs with answers, "
                                  "without --no-judge)")
-            out.append(Threshold(name, option, parse_value(value, spec, option)))
+            number = parse_value(value, spec, option)
+            low, high = value_range(name)
+            if not low <= number <= high:
+                shown = (f"runs from {low:g} to {high:g}" if high != math.inf
+                         else f"is {low:g} or more")
+                never = "pass" if _never_passes(option, number, low, high) else "fail"
+                raise InputError(f"{option} {spec.strip()}: {name} {shown}, so this gate "
+                                 f"would never {never}")
+            out.append(Threshold(name, option, number))
     return out
+
+
+def _never_passes(option: str, value: float, low: float, high: float) -> bool:
+    return value > high if option == UNDER else value < low
+
+
+def _unknown(option: str, name: str, known: Sequence[str]) -> str:
+    """Name --k when the metric is one of golden's at a cutoff this run does not compute."""
+    family, at, cutoff = name.partition("@")
+    families = {m.partition("@")[0] for m in known if "@" in m}
+    if at and family in families and cutoff.isdigit():
+        ks = sorted({int(m.partition("@")[2]) for m in known if "@" in m} | {int(cutoff)})
+        return (f"{option}: {name} needs the cutoff {cutoff} in --k (this run computes "
+                f"@{', @'.join(str(k) for k in ks if k != int(cutoff))}); add "
+                f"--k {','.join(map(str, ks))}")
+    return f"{option}: unknown metric {name!r} (known: {', '.join(known)})"
 
 
 def gate_failures(figures: Mapping[str, float], thresholds: Iterable[Threshold]) -> list[str]:

@@ -14,17 +14,19 @@ ids used as anchors are positions (`q-12`), never the untrusted query id itself.
 
 from __future__ import annotations
 
+import math
+
 from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Any
 
 from builder.score.compare import change_text, deltas_text
-from builder.score.directions import arrow, lower_is_better
+from builder.score.directions import SCALE_5, arrow, lower_is_better
 from builder.score.report import (
-    breakdown_columns, fmt, query_label, report_title, trend_columns, visible,
+    breakdown_columns, fmt, query_label, report_title, trend_columns, trust_text,
+    visible,
 )
 
-SCALE_5 = {"faithfulness", "answer_relevancy", "correctness"}
 _NUM = ' class="num"'
 PER_QUERY_LIMIT = 2000   # per-query rows on one page; the JSON report has every query
 PALETTE = ("#3b7dd8", "#e07b39", "#4ca66b", "#9b59b6", "#c0392b", "#16a2b8", "#7f8c8d")
@@ -41,7 +43,9 @@ td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 th{background:#f4f5f7}.warn{background:#fff4e5;border-left:4px solid #f0a030;padding:.5rem}
 .muted{color:#667}.better{color:#1a7f37;font-weight:600}.worse{color:#cf222e;font-weight:600}
 nav a{margin-right:1rem}tr:target{background:#fff8c5}.ids{font-family:monospace;
-font-size:.8rem;word-break:break-all}svg text{font-size:11px;fill:#1d2125}
+font-size:.8rem}.ids span{white-space:nowrap}svg text{font-size:11px;fill:#1d2125}
+.wide{overflow-x:auto;max-width:100%}th{font-size:.8rem}
+.legend{font-size:.85rem;margin:.25rem 0}.legend span{margin-right:1rem;white-space:nowrap}
 .tag{display:inline-block;padding:0 .35rem;border-radius:3px;font-size:.78rem;
 background:#eef0f3;margin-right:.2rem;text-decoration:none;color:#1d2125}
 .tag.miss{background:#fde2e1}.tag.bad{background:#fff0c2}
@@ -60,7 +64,7 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]], *,
            numeric: set[int] | None = None, row_ids: Sequence[str | None] | None = None) -> str:
     """An HTML table; cells are already-escaped HTML, header cells are escaped here."""
     numeric = numeric or set()
-    head = "".join(f"<th>{_e(h)}</th>" for h in header)
+    head = "".join(f"<th>{_breakable(h)}</th>" for h in header)
     body = []
     for n, row in enumerate(rows):
         rid = row_ids[n] if row_ids else None
@@ -68,7 +72,27 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]], *,
         cells = "".join(f"<td{_NUM if i in numeric else ''}>{cell}</td>"
                         for i, cell in enumerate(row))
         body.append(f"<tr{attr}>{cells}</tr>")
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+    return (f'<div class="wide"><table><thead><tr>{head}</tr></thead>'
+            f"<tbody>{''.join(body)}</tbody></table></div>")
+
+
+def _breakable(name: str) -> str:
+    """A header such as `correct_refusal_rate` may break after its underscores and before an
+    `@`, so many judge columns fit 1280 px instead of pushing the table off the page."""
+    return _e(name).replace("_", "_<wbr>").replace("@", "<wbr>@")
+
+
+def ids_cell(ids: Sequence[str], limit: int | None = None) -> str:
+    """Chunk ids, each kept whole (a hash never wraps in its middle), wrapping between ids."""
+    shown, total = [], 0
+    for cid in ids:
+        total += len(cid) + 2
+        if limit is not None and total > limit:
+            shown.append("<span>…</span>")
+            break
+        shown.append(f"<span>{_e(cid)}</span>")
+    return f'<span class="ids">{", ".join(shown)}</span>'
+
 
 
 def _page(title: str, body: Sequence[str]) -> str:
@@ -96,35 +120,40 @@ def grouped_bars(groups: Sequence[str], series: Sequence[str],
     A bar's length is value / its series' scale (or the group's maximum); None draws no bar."""
     row_h, label_w, value_w = 18, 200, 64
     plot_w = width - label_w - value_w
-    legend_h = 20 if len(series) > 1 else 0
     block = row_h * len(series) + 8
-    height = legend_h + block * len(groups) + 4
+    height = block * len(groups) + 4
+    legend = ""
+    if len(series) > 1:  # in HTML, where long names wrap instead of being clipped
+        legend = '<p class="legend">' + "".join(
+            f'<span><span style="color:{PALETTE[s % len(PALETTE)]}">■</span> {_e(name)}</span>'
+            for s, name in enumerate(series)) + "</p>"
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
              f'role="img" aria-label="bar chart">']
-    if legend_h:
-        x = label_w
-        for s, name in enumerate(series):
-            color = PALETTE[s % len(PALETTE)]
-            parts.append(f'<rect x="{x}" y="4" width="10" height="10" fill="{color}"/>')
-            parts.append(f'<text x="{x + 14}" y="13">{_e(name, 28)}</text>')
-            x += 24 + 7 * min(len(name), 28)
     for g, label in enumerate(groups):
-        top = legend_h + g * block
+        top = g * block
         parts.append(f'<text x="0" y="{top + row_h - 4}">{_e(label, 30)}</text>')
         for s in range(len(series)):
             value = values[g][s]
             y = top + s * row_h
             scale = (scales[s] if scales else None) or (maxima[g] if maxima else 1.0)
+            color = PALETTE[s % len(PALETTE)]
+            if value is None:  # no value: an empty dashed box, never a zero-length bar
+                parts.append(f'<rect x="{label_w}" y="{y + 3}" width="{plot_w}" '
+                             f'height="{row_h - 5}" fill="none" stroke="#b8bec6" '
+                             'stroke-dasharray="3 3"/>')
+                parts.append(f'<text x="{label_w + plot_w + 6}" y="{y + row_h - 5}" '
+                             'fill="#667">n/a</text>')
+                continue
             parts.append(f'<rect x="{label_w}" y="{y + 3}" width="{plot_w}" height="{row_h - 5}"'
                          f' fill="#eef0f3"/>')
-            if value is not None:
-                share = 0.0 if scale <= 0 else max(0.0, min(1.0, value / scale))
-                parts.append(f'<rect x="{label_w}" y="{y + 3}" width="{share * plot_w:.1f}" '
-                             f'height="{row_h - 5}" fill="{PALETTE[s % len(PALETTE)]}"/>')
+            share = 0.0 if scale <= 0 else max(0.0, min(1.0, value / scale))
+            # a zero is a thin stub of the series' colour, so it is seen as a value
+            parts.append(f'<rect x="{label_w}" y="{y + 3}" width="{max(share * plot_w, 2):.1f}" '
+                         f'height="{row_h - 5}" fill="{color}"/>')
             parts.append(f'<text x="{label_w + plot_w + 6}" y="{y + row_h - 5}">'
                          f'{_e(fmt(value))}</text>')
     parts.append("</svg>")
-    return "".join(parts)
+    return legend + "".join(parts)
 
 
 def _scale(metric: str) -> float:
@@ -161,8 +190,9 @@ def render_html(report: Mapping[str, Any]) -> str:
                  f"{c['unanswerable']} unanswerable) · {c['in_run']} in the run · "
                  f"{c['missing_from_run']} missing · {c.get('unknown_in_run', 0)} run queries "
                  f"not in the golden file · {c['judged']} judged")
-    links = [("headline", "headline"), ("by-type", "by type"),
-             ("by-difficulty", "by difficulty")]
+    links = [("headline", "headline")]
+    links += [(f"by-{field}", f"by {field}") for field in ("type", "difficulty")
+              if report["breakdowns"].get(field)]  # no labels (production logs): no section
     if report.get("retrieval_miss_k") is not None:
         links.append(("misses", "retrieval misses"))
     links.append(("bad", "bad cases"))
@@ -179,9 +209,9 @@ def render_html(report: Mapping[str, Any]) -> str:
     judge_rows = [(k, v) for k, v in summary.items() if "@" not in k and k not in ("mrr", "map")]
     if judge_rows:
         out.append("<h3>Judge</h3>")
-        out.append(_table(["metric", "value", "better"], [
-            [_e(k), _num(v), "lower" if lower_is_better(k) else "higher"]
-            for k, v in judge_rows], numeric={1}))
+        out.append(_table(["metric", "value", "better", "judge vs human labels"], [
+            [_e(k), _num(v), "lower" if lower_is_better(k) else "higher",
+             _e(trust_text(report, k))] for k, v in judge_rows], numeric={1}))
     if report["operations"]:
         out.append("<h3>Operations</h3>")
         out.append(_table(["figure", "value"],
@@ -190,14 +220,13 @@ def render_html(report: Mapping[str, Any]) -> str:
 
     cols = breakdown_columns(report)
     chart_metrics = [m for m in cols if m.startswith(("hit_rate", "ndcg"))
-                     or m in ("correctness", "faithfulness", "hallucination_rate")]
+                     or m in ("correctness", "faithfulness", "hallucination_rate",
+                              "correct_refusal_rate")]
     for field in ("type", "difficulty"):
         groups = report["breakdowns"].get(field) or {}
-        out.append(f"<h2 id=\"by-{field}\">By {_e(field)}</h2>")
         if not groups:
-            out.append("<p class=\"muted\">No breakdown (the input has no "
-                       f"{_e(field)} labels).</p>")
             continue
+        out.append(f"<h2 id=\"by-{field}\">By {_e(field)}</h2>")
         out.append("<p class=\"muted\">Bars: " + ", ".join(
             _e(m) + (" (of 5)" if m in SCALE_5 else "") for m in chart_metrics) + ".</p>")
         out.append(grouped_bars([f"{name} (n {g['n']})" for name, g in groups.items()],
@@ -260,8 +289,8 @@ def _misses_section(report, misses, anchors) -> list[str]:
     out.append(_table(
         ["question", "type", "difficulty", f"recall@{k}", "missing gold", f"retrieved (top {k})"],
         [[_query_link(m, anchors, m["query_id"]), _e(m["type"]), _e(m["difficulty"]),
-          _num(m[f"recall@{k}"]), f'<span class="ids">{_e(", ".join(m["missing_ids"]))}</span>',
-          f'<span class="ids">{_e(", ".join(m["retrieved_ids"]), 400)}</span>']
+          _num(m[f"recall@{k}"]), ids_cell(m["missing_ids"]),
+          ids_cell(m["retrieved_ids"], 400)]
          for m in misses], numeric={3}, row_ids=[f"miss-{i}" for i in range(len(misses))]))
     return out
 
@@ -338,6 +367,22 @@ def fmt_axis(value: float) -> str:
     return f"{value:g}"
 
 
+_NICE = (1, 2, 2.5, 5, 10)
+
+
+def axis_maximum(metric: str, values: Sequence[float]) -> float:
+    """The top of a trend chart's y axis: 5 for 1-5 scores; else the smallest round number
+    (1, 2, 2.5, 5 times a power of ten) at or above the largest value, so a rate moving
+    between 5% and 15% fills the chart instead of lying flat on a 0-1 axis."""
+    if metric in SCALE_5:
+        return 5.0
+    top = max(values, default=0.0)
+    if top <= 0:
+        return 1.0
+    power = 10 ** math.floor(math.log10(top))
+    return next(n * power for n in _NICE if n * power >= top - 1e-12)
+
+
 def _trends_section(trends: Mapping[str, Any] | None) -> list[str]:
     if not trends:
         return []
@@ -350,13 +395,11 @@ def _trends_section(trends: Mapping[str, Any] | None) -> list[str]:
                "for hallucination and refusal rates). Hover a dot for its value.</p>")
     labels = [r["period"] for r in rows]
     charts = []
-    for metric in [*trends["metrics"], "thumbs_down_rate", "handoff_rate", "records"]:
+    for metric in trend_columns(trends):  # one chart per figure of the table below
         values = [r.get(metric) for r in rows]
         if all(v is None for v in values):
             continue
-        maximum = (5.0 if metric in SCALE_5 else
-                   max([v for v in values if v is not None] + [1.0]) if metric == "records"
-                   else 1.0)
+        maximum = axis_maximum(metric, [v for v in values if v is not None])
         direction = " (lower is better)" if lower_is_better(metric) else ""
         charts.append(f'<figure style="display:inline-block;margin:0 1rem 1rem 0">'
                       f"<figcaption>{_e(metric + direction)}</figcaption>"
@@ -374,7 +417,8 @@ def _queries_section(report, anchors, misses, bad) -> list[str]:
     ks = report["options"]["ks"]
     k = max(ks) if ks else None
     cols = [m for m in (f"hit_rate@{k}", f"recall@{k}", f"ndcg@{k}", "mrr", "correctness",
-                        "faithfulness") if m in report["summary"]]
+                        "faithfulness", "hallucination_rate", "correct_refusal_rate",
+                        "wrong_refusal_rate") if m in report["summary"]]
     miss_at = {m["query_id"]: i for i, m in enumerate(misses)}
     bad_at = {b["query_id"]: i for i, b in enumerate(bad)}
     qids = list(per_query)

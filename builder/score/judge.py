@@ -2,11 +2,15 @@
 
 Per item (each a value in the item's flat metrics, and a score + reason in its judge record):
 
-- `faithfulness`: the answer is split into claims (`judge_claims`), every claim is checked
-  against the retrieved contexts (`judge_faithfulness`); `faithfulness_supported` is the
-  supported share and `faithfulness` = 1 + round(4 x share), a 1-5 score.
-  `hallucination_rate` is 1 when faithfulness <= 2. Not applicable to refusals, to answers
-  with no claims, or without contexts.
+- `faithfulness`: code first (`signals`): the answer is cut into claims (sentences); a claim
+  with a number, date, unit, quoted string, name or identifier found in no context is
+  unsupported, one found as written (or normalised) in the contexts is supported. The LLM
+  (`judge_claim`) judges only the claims code leaves undecided, one claim at a time against
+  the few context sentences most like it. `faithfulness_supported` is the supported share,
+  `faithfulness` = 1 + round(4 x share), a 1-5 score, and `hallucination_rate` is 1 when any
+  claim is unsupported (an answer with a hallucination). Each claim's detail says whether code
+  or the LLM decided it. Not applicable to refusals, to answers with no claims, or without
+  contexts.
 - `answer_relevancy` and `correctness` (against the reference): 1-5 with a reason.
 - refusal, code first (`refusal.check_refusal`: refusal phrases per language; an answer that
   carries claims is never a refusal); the LLM (`judge_refusal`) only for answers code finds
@@ -47,6 +51,7 @@ from builder.llm.prompts import Prompt, load_prompt
 from builder.llm.types import LLM, BudgetExceeded
 from builder.score.directions import JUDGE_METRICS  # noqa: F401  (re-exported)
 from builder.score.refusal import RefusalCheck, check_refusal
+from builder.score.signals import SIGNALS_VERSION, ClaimCheck, check_answer
 
 # The embedded model's judge calls on a 2-core machine (measured: ~13 s each for qwen-0.5b, and
 # 13.0 s for qwen-1.5b in bench_judge: 40 calls in 519 s on a shared machine); only the first
@@ -56,22 +61,13 @@ LOCAL_SECONDS_PER_CALL = 13.0
 # What `Judge(metrics=...)` can be limited to (a log without reference answers cannot be judged
 # for correctness; a benchmark may want faithfulness and refusals only).
 ASPECTS = ("refusal", "faithfulness", "answer_relevancy", "correctness", "context_relevance")
-PROMPTS = ("judge_claims", "judge_faithfulness", "judge_relevancy", "judge_correctness",
-           "judge_refusal", "judge_context")
-
-
-class Claims(BaseModel):
-    claims: list[str] = Field(default_factory=list)
+PROMPTS = ("judge_claim", "judge_relevancy", "judge_correctness", "judge_refusal",
+           "judge_context")
 
 
 class ClaimVerdict(BaseModel):
-    claim: int
-    supported: bool
     reason: str = ""
-
-
-class ClaimVerdicts(BaseModel):
-    verdicts: list[ClaimVerdict]
+    supported: bool
 
 
 class Score(BaseModel):
@@ -175,7 +171,11 @@ class Judge:
 
     def __init__(self, llm: LLM, *, prompts_dir: str | None = None, max_contexts: int = 10,
                  concurrency: int = 4, progress: JudgeProgress | None = None,
-                 metrics: Sequence[str] = ASPECTS):
+                 metrics: Sequence[str] = ASPECTS, settle_hallucination: bool = False):
+        """`settle_hallucination`: once code finds an unsupported claim, ask the LLM nothing
+        more about that answer's claims (its `hallucination_rate` is settled; its faithfulness
+        score is then left out). For benchmarks of hallucination detection, where it saves
+        most of the calls."""
         unknown = sorted(set(metrics) - set(ASPECTS))
         if unknown:
             raise ValueError(f"unknown judge aspects {unknown}; known: {', '.join(ASPECTS)}")
@@ -187,13 +187,26 @@ class Judge:
         self.concurrency = concurrency
         self.progress = progress
         self.stopped: str | None = None  # why judging stopped early (budget, endpoint down)
+        self.settle_hallucination = settle_hallucination
 
     @property
     def model(self) -> str:
         return self.llm.model_for("judge")
 
     def prompt_versions(self) -> dict[str, str]:
-        return {name: p.version for name, p in self.prompts.items()}
+        """Each prompt's version, plus `signals`: the version of the code checks."""
+        return {**{name: p.version for name, p in self.prompts.items()},
+                "signals": SIGNALS_VERSION}
+
+
+    def claim_checks(self, item: JudgeInput) -> list[ClaimCheck]:
+        return check_answer(item.answer, item.contexts[: self.max_contexts], self.prompts_dir)
+
+    def _llm_claims(self, checks: Sequence[ClaimCheck]) -> list[ClaimCheck]:
+        undecided = [c for c in checks if c.verdict is None]
+        if self.settle_hallucination and any(c.verdict == "unsupported" for c in checks):
+            return []
+        return undecided
 
     def planned_calls(self, item: JudgeInput, check: RefusalCheck | None = None) -> int:
         """LLM calls `judge_item` makes for this item when every call succeeds."""
@@ -202,7 +215,7 @@ class Judge:
         on = self.aspects
         calls = 0 if check.decided or "refusal" not in on else 1
         if contexts and not check.is_refusal and "faithfulness" in on:
-            calls += 2  # claims, then their verdicts
+            calls += len(self._llm_claims(self.claim_checks(item)))  # what code leaves open
         if item.answerable:
             calls += ("answer_relevancy" in on) + ("correctness" in on)
             calls += contexts if "context_relevance" in on else 0
@@ -304,27 +317,41 @@ class Judge:
 
     async def _faithfulness(self, item: JudgeInput, contexts: list[str],
                             out: JudgeOutcome) -> None:
-        claims = await self._call("judge_claims",
-                                  {"question": item.question, "answer": item.answer}, Claims)
-        texts = [c.strip() for c in claims.claims if c.strip()]
-        if not texts:
+        checks = check_answer(item.answer, contexts, self.prompts_dir)
+        if not checks:
             out.details["faithfulness"] = {"claims": [], "reason": "the answer states no claims"}
             return
-        verdicts = await self._call("judge_faithfulness", {
-            "contexts": _numbered(contexts), "claims": _numbered(texts),
-        }, ClaimVerdicts)
-        by_number = {v.claim: v for v in verdicts.verdicts}
-        if sorted(by_number) != list(range(1, len(texts) + 1)):
-            raise _Failed(f"judge returned verdicts for claims {sorted(by_number)}, "
-                          f"expected 1..{len(texts)}")
-        checked = [{"claim": text, "supported": by_number[n].supported,
-                    "reason": by_number[n].reason} for n, text in enumerate(texts, 1)]
+        asked = self._llm_claims(checks)
+        verdicts = await asyncio.gather(*(
+            self._call("judge_claim", {"question": item.question, "claim": c.claim,
+                                       "evidence": _numbered(c.evidence)}, ClaimVerdict)
+            for c in asked), return_exceptions=True)
+        failed = [v for v in verdicts if isinstance(v, BaseException)]
+        if failed:
+            first = failed[0]
+            reason = first.reason if isinstance(first, _Failed) else repr(first)
+            raise _Failed(f"{len(failed)} of {len(asked)} claims not judged ({reason})")
+        by_claim = {id(c): v for c, v in zip(asked, verdicts)}
+        checked = []
+        for c in checks:
+            v = by_claim.get(id(c))
+            if v is not None:
+                checked.append({"claim": c.claim, "supported": v.supported, "reason": v.reason,
+                                "decided_by": "llm", "evidence": c.evidence})
+            elif c.verdict is not None:
+                checked.append({"claim": c.claim, "supported": c.verdict == "supported",
+                                "reason": c.reason, "decided_by": "code"})
+        unsupported = [c["claim"] for c in checked if not c["supported"]]
+        out.metrics["hallucination_rate"] = 1.0 if unsupported else 0.0
+        if len(checked) < len(checks):  # settled by code before every claim was judged
+            out.details["faithfulness"] = {
+                "claims": checked, "reason": f"{len(unsupported)} claim(s) not supported by "
+                "the contexts (found by code; the rest not judged)"}
+            return
         share = sum(c["supported"] for c in checked) / len(checked)
         score = 1 + round(4 * share)
         out.metrics["faithfulness"] = float(score)
         out.metrics["faithfulness_supported"] = share
-        out.metrics["hallucination_rate"] = 1.0 if score <= 2 else 0.0
-        unsupported = [c["claim"] for c in checked if not c["supported"]]
         out.details["faithfulness"] = {
             "score": score, "supported_share": share, "claims": checked,
             "reason": (f"{len(unsupported)} of {len(checked)} claims not supported by the "
@@ -367,10 +394,18 @@ def _code_reason(check: RefusalCheck) -> str:
 def judge_records(llm: LLM, items: Sequence[JudgeInput], *, prompts_dir: str | None = None,
                   max_contexts: int = 10, concurrency: int = 4,
                   progress: JudgeProgress | None = None, metrics: Sequence[str] = ASPECTS,
+                  settle_hallucination: bool = False,
                   ) -> tuple[dict[str, JudgeOutcome], Judge]:
     """Judge plain records outside `golden score` (e.g. answers from production logs): the
     outcomes by query id, and the `Judge` (its `model`, `prompt_versions()`, `stopped`).
     `metrics` limits the aspects judged (see `ASPECTS`)."""
     judge = Judge(llm, prompts_dir=prompts_dir, max_contexts=max_contexts,
-                  concurrency=concurrency, progress=progress, metrics=metrics)
+                  concurrency=concurrency, progress=progress, metrics=metrics,
+                  settle_hallucination=settle_hallucination)
     return asyncio.run(judge.judge_all(items)), judge
+
+
+def prompt_versions(prompts_dir: str | None = None) -> dict[str, str]:
+    """What `Judge.prompt_versions` will say, without a client (for checks before judging)."""
+    return {**{name: load_prompt(name, prompts_dir).version for name in PROMPTS},
+            "signals": SIGNALS_VERSION}

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from builder.errors import InputError
-from builder.score.directions import lower_is_better
+from builder.score.directions import JUDGE_METRICS, lower_is_better
 
 FORMATS = {".json": "json", ".md": "md", ".markdown": "md", ".html": "html", ".htm": "html"}
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
@@ -39,9 +39,21 @@ def fmt(value: Any) -> str:
     return str(value)
 
 
+def trust_text(report: Mapping[str, Any], metric: str) -> str:
+    """Beside a judged figure: the judge's measured agreement with human labels, or "not
+    calibrated" (`trust`); empty for figures no judge made."""
+    from builder.score.trust import describe
+
+    if metric not in JUDGE_METRICS:
+        return ""
+    entry = ((report.get("judge") or {}).get("calibration") or {}).get(metric)
+    return describe({**entry, "metric": metric} if entry else None)
+
+
 def format_for(path: str) -> str:
     """The format a report path asks for (by suffix); InputError for an unknown suffix or a
-    folder that does not exist, so a bad --out fails before any work is done."""
+    file where a folder of the path should be, so a bad --out fails before any work is done
+    (a missing folder is created when the report is written)."""
     fmt_name = FORMATS.get(Path(path).suffix.lower())
     if fmt_name is None:
         raise InputError("report file must end in .json, .md or .html", path=path)
@@ -64,9 +76,24 @@ def check_not_an_input(out: str, inputs: Mapping[str, str | None]) -> None:
 
 
 def check_folder(path: str) -> None:
+    """The output's folder may be missing (it is created when the file is written, as
+    `--batch DIR` creates its folder), but nothing in the way may be a file."""
     folder = Path(path).resolve().parent
-    if not folder.is_dir():
-        raise InputError("folder does not exist", path=str(folder))
+    existing = folder
+    while not existing.exists():
+        existing = existing.parent
+    if not existing.is_dir():
+        raise InputError("is a file, not a folder", path=str(existing))
+
+
+def make_folder(path: str) -> None:
+    """Create the output's folder (and its parents) if missing; one-line InputError if not."""
+    check_folder(path)
+    try:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"cannot create the folder ({exc.strerror})",
+                         path=str(Path(path).parent)) from None
 
 
 def render(report: Mapping[str, Any], fmt_name: str) -> str:
@@ -81,11 +108,11 @@ def render(report: Mapping[str, Any], fmt_name: str) -> str:
 
 def write_outputs(texts: Mapping[str, str]) -> None:
     """Write every {path: text} all-or-nothing (temp files beside the targets, then renames;
-    `builder.export.atomic`), after checking each target's folder exists."""
+    `builder.export.atomic`), creating each target's folder when it is missing."""
     from builder.export.atomic import AtomicOutputs
 
     for path in texts:
-        check_folder(path)
+        make_folder(path)
     with AtomicOutputs() as outputs:
         for path, text in texts.items():
             outputs.open(Path(path)).write(text.encode("utf-8"))
@@ -167,8 +194,13 @@ def render_markdown(report: Mapping[str, Any]) -> str:
     if report["warnings"]:
         out.append("")
     out += ["## Summary", ""]
-    out += md_table(["metric", "value"],
-                     [[md_cell(k), fmt(v)] for k, v in report["summary"].items()])
+    if any(k in JUDGE_METRICS for k in report["summary"]):
+        out += md_table(["metric", "value", "judge vs human labels"],
+                         [[md_cell(k), fmt(v), md_cell(trust_text(report, k))]
+                          for k, v in report["summary"].items()])
+    else:
+        out += md_table(["metric", "value"],
+                         [[md_cell(k), fmt(v)] for k, v in report["summary"].items()])
     if report["operations"]:
         out += ["## Operations", ""]
         out += md_table(["figure", "value"],
@@ -292,9 +324,10 @@ def print_terminal(report: Mapping[str, Any], console=None) -> None:
         jt = Table(title="Judge", title_justify="left")
         jt.add_column("metric")
         jt.add_column("mean", justify="right")
+        jt.add_column("judge vs human labels")
         for name, value in judge_rows:
             jt.add_row(name + (" (lower is better)" if lower_is_better(name) else ""),
-                       fmt(value))
+                       fmt(value), trust_text(report, name))
         console.print(jt)
     if report["operations"]:
         ot = Table(title="Operations", title_justify="left")

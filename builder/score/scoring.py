@@ -149,8 +149,10 @@ def build_trec_report(
     """The report for TREC qrels + run files: retrieval metrics only, same layout."""
     per_query_metrics = evaluate(judgments, rankings, options.ks, level=options.level,
                                  gain=options.gain, complete=options.complete)
+    level = options.level
     per_query = {
-        qid: {"type": "unknown", "difficulty": "unknown", "answerable": True, "question": None,
+        qid: {"type": "unknown", "difficulty": "unknown",
+              "answerable": any(g >= level for g in judgments[qid].values()), "question": None,
               "in_run": qid in rankings, "metrics": m, "judge": None, "attribution": None}
         for qid, m in per_query_metrics.items()
     }
@@ -158,10 +160,17 @@ def build_trec_report(
     warnings = _missing_warning(len(missing), options.complete, "judged queries")
     unknown = [q for q in rankings if q not in judgments]
     warnings += unknown_warning(unknown, "the qrels")
+    no_gold = [q for q, judged in judgments.items()
+               if not any(g >= options.level for g in judged.values())]
+    if no_gold:
+        warnings.append(
+            f"{len(no_gold)} queries have no judgment of grade {options.level} or more (e.g. "
+            f"{no_gold[0]!r}): nothing is relevant, so they score 0 on recall, nDCG, MAP and "
+            "MRR (as trec_eval counts them), are not answerable and are not retrieval misses.")
     return _assemble(
         golden_path=qrels_path, run_path=run_path, options=options, per_query=per_query,
-        counts={"golden_items": len(judgments), "answerable": len(judgments),
-                "unanswerable": 0, "in_run": len(rankings) - len(unknown),
+        counts={"golden_items": len(judgments), "answerable": len(judgments) - len(no_gold),
+                "unanswerable": len(no_gold), "in_run": len(rankings) - len(unknown),
                 "missing_from_run": len(missing), "unknown_in_run": len(unknown),
                 "retrieval_scored": len(per_query), "judged": 0, "judge_unscored": 0,
                 "judge_unscored_items": 0},
@@ -200,7 +209,9 @@ def retrieval_misses(judgments: Mapping[str, Mapping[str, int]],
     recall_name, ndcg_name = f"recall@{k}", f"ndcg@{k}"
     found = []
     for pos, (qid, metrics) in enumerate(per_query.items()):
-        if qid in rankings and metrics.get(recall_name, 1.0) < 1.0:
+        if (qid in rankings and metrics.get(recall_name, 1.0) < 1.0
+                and any(g >= options.level for g in judgments[qid].values())):
+            # a query with no judgment at --level or above has no gold to miss
             found.append(((metrics[recall_name], metrics["mrr"], metrics[ndcg_name], pos), qid))
     listed = []
     for _, qid in heapq.nsmallest(limit, found):

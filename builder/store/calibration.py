@@ -98,3 +98,26 @@ def human_scores(store: Store, run_id: str | None = None) -> list[dict]:
         sql += " WHERE run_id = ? OR run_id IS NULL"
         params.append(run_id)
     return store.query(sql + " ORDER BY at, id", params)
+
+
+def save_judge_calibration(store: Store, *, judge_model: str, run_id: str | None,
+                           entries: list[dict]) -> None:
+    """Store agreement figures (each: metric, prompts, n, exact, within_one, kappa) for
+    `judge_model`, in one transaction; a key measured again is replaced."""
+    at = utcnow()
+    with store.write():
+        store.conn.executemany(
+            "INSERT OR REPLACE INTO judge_calibration (judge_model, prompts, metric, n, exact,"
+            " within_one, kappa, run_id, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [(judge_model, e["prompts"], e["metric"], e["n"], e["exact"], e["within_one"],
+              e["kappa"], run_id, at) for e in entries])
+
+
+def judge_calibration(store: Store, judge_model: str, prompts: str, metric: str
+                      ) -> dict | None:
+    """The stored agreement of one (judge model, prompt versions, metric), or None."""
+    rows = store.query(
+        "SELECT judge_model, prompts, metric, n, exact, within_one, kappa, run_id, at"
+        " FROM judge_calibration WHERE judge_model = ? AND prompts = ? AND metric = ?",
+        (judge_model, prompts, metric))
+    return rows[0] if rows else None

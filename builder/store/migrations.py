@@ -549,6 +549,31 @@ def m008_batch_requests(db: Database) -> None:
     )
 
 
+@migrations()
+def m009_judge_calibration(db: Database) -> None:
+    """What `golden calibrate` measured, per judge model, the versions of the prompts (and code
+    rules) behind a metric, and the metric: agreement and kappa against human scores. Reports
+    print it beside each judged figure and gates refuse a judge without it
+    (builder/store/calibration.py). The latest measurement of a key replaces the previous one.
+    """
+    db.execute(
+        """
+        CREATE TABLE judge_calibration (
+            judge_model TEXT NOT NULL,
+            prompts TEXT NOT NULL,          -- "judge_claim:1 signals:1": what the metric ran
+            metric TEXT NOT NULL,           -- faithfulness | correctness | answer_relevancy
+            n INTEGER NOT NULL,             -- human scores paired with the judge's
+            exact REAL,
+            within_one REAL,
+            kappa REAL,                     -- quadratic-weighted; NULL when undefined
+            run_id TEXT,
+            at TEXT NOT NULL,
+            PRIMARY KEY (judge_model, prompts, metric)
+        )
+        """
+    )
+
+
 def known_migrations() -> list[str]:
     """Names of this golden's migrations, in order; their count is the schema version."""
     return [m.name for m in migrations._migrations]  # sqlite-utils keeps them in this list

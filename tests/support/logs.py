@@ -82,13 +82,10 @@ def log_judge(prompt: str, v, role: str):
     """The scripted judge described in the module docstring."""
     if prompt == "judge_refusal":
         return {"refusal": False, "reason": "scripted"}
-    if prompt == "judge_claims":
-        return {"claims": [c.strip() for c in re.split(r"(?<=\.)\s+", v["answer"]) if c.strip()]}
-    if prompt == "judge_faithfulness":
-        contexts = v["contexts"].lower()
-        claims = re.findall(r"\[(\d+)\] (.*)", v["claims"])
-        return {"verdicts": [{"claim": int(n), "supported": " ".join(text.lower().split()[:3])
-                              in contexts, "reason": "scripted"} for n, text in claims]}
+    if prompt == "judge_claim":
+        evidence = v["evidence"].lower()
+        return {"supported": " ".join(v["claim"].lower().split()[:3]) in evidence,
+                "reason": "scripted"}
     if prompt == "judge_relevancy":
         return {"score": 1 if "unrelated" in v["answer"].lower() else 5, "reason": "scripted"}
     if prompt == "judge_context":

@@ -39,11 +39,8 @@ def judge_replies(prompt: str, variables, role: str):
     answer = variables.get("answer", "")
     if prompt == "judge_refusal":
         return {"refusal": "cannot find" in answer, "reason": "scripted"}
-    if prompt == "judge_claims":
-        return {"claims": [answer]}
-    if prompt == "judge_faithfulness":
-        return {"verdicts": [{"claim": 1, "supported": "sky" in variables["claims"],
-                              "reason": "scripted"}]}
+    if prompt == "judge_claim":  # only what code leaves open reaches it
+        return {"reason": "scripted", "supported": "sky" in variables["claim"]}
     if prompt == "judge_relevancy":
         return {"score": 5, "reason": "on topic"}
     if prompt == "judge_correctness":

@@ -1,0 +1,112 @@
+"""Faithfulness signals settled by code before any LLM verdict (`builder.score.signals`), and
+the judge asking the LLM only about what code leaves open, one claim against its closest
+context sentences."""
+
+from __future__ import annotations
+
+import pytest
+
+from builder.score.judge import Judge, JudgeInput
+from builder.score.signals import check_answer, split_claims
+from tests.fakes import ScriptedLLM
+
+
+def verdicts(answer: str, *contexts: str) -> list[str | None]:
+    return [c.verdict for c in check_answer(answer, list(contexts))]
+
+
+@pytest.mark.parametrize("answer, context", [
+    ("Refunds take five days.", "Refunds are paid within 5 days of the request."),
+    ("Refunds take 5 days.", "Refunds are paid within five days of the request."),
+    ("The plant employs 2000 people.", "The plant employs 2 000 people in three shifts."),
+    ("The plant employs 2,000 people.", "The plant employs 2.000 people in three shifts."),
+    ("It opened on March 5, 2021.", "Opening date: 2021-03-05, after two years of work."),
+    ("Abrió el 5 de marzo de 2021.", "La tienda abrió el 2021-03-05 en Madrid."),
+    ("Il a ouvert le 5 mars 2021.", "Ouverture le 05/03/2021 à Lyon."),
+    ("It raised $5 million.", "The company raised $5,000,000 in its first round."),
+    ("It costs 45 %.", "A fee of 45 percent applies."),
+])
+def test_values_written_differently_are_found(answer, context):
+    checks = check_answer(answer, [context])
+    assert checks and all(not c.missing for c in checks), checks
+
+
+@pytest.mark.parametrize("answer, context, missing", [
+    ("Refunds take 7 days.", "Refunds are paid within 5 days.", "7"),
+    ("Refunds take six days.", "Refunds are paid within 5 days.", "six"),
+    ("It opened in June 2021.", "It opened on 2021-03-05.", "June"),
+    ("The route is 5 km long.", "The route is 5 miles long.", "5 km"),
+    ('The error reads "disk quota exceeded".', 'The error reads "disk full".',
+     "disk quota exceeded"),
+    ("The library was founded by Maria Lopez.", "The library was founded in the town.", "Maria"),
+    ("Set max_retries to 3.", "Set retries to 3 in the config.", "max_retries"),
+    ("It runs on GPT-4.", "It runs on a hosted model.", "GPT-4"),
+])
+def test_a_value_found_in_no_context_is_unsupported_by_code(answer, context, missing):
+    (check,) = check_answer(answer, [context])
+    assert check.verdict == "unsupported"
+    assert any(missing in m for m in check.missing), check.missing
+    assert "in no context" in check.reason
+
+
+def test_claims_stated_in_the_contexts_are_supported_and_the_rest_left_open():
+    contexts = ["The store opened in 1998. It sells tea and coffee.",
+                "Staff get 25 days of leave a year."]
+    assert verdicts("The store opened in 1998.", *contexts) == ["supported"]
+    # every word in one sentence, another order
+    assert verdicts("Tea and coffee are sold by the store.", *contexts) == [None]
+    assert verdicts("It sells coffee and tea.", *contexts) == ["supported"]
+    # a negation the context does not have is not settled by code
+    assert verdicts("It does not sell coffee and tea.", *contexts) == [None]
+    assert verdicts("The staff are happy.", *contexts) == [None]
+
+
+def test_refusal_sentences_are_not_claims():
+    assert split_claims("The passages contain no information on the date. It sells tea.") == [
+        "It sells tea."]
+    assert split_claims("I cannot find that in the sources.") == []
+
+
+def test_german_nouns_are_not_names_and_cjk_numbers_are_checked():
+    assert verdicts("Der Urlaub dauert 25 Tage.", "Mitarbeiter haben 25 Tage Urlaub im Jahr.") \
+        == [None]
+    assert verdicts("退款需要7天。", "退款在5天内完成。") == ["unsupported"]
+
+
+async def test_the_llm_sees_one_open_claim_and_its_closest_sentences_only():
+    contexts = ["Returns are accepted within 30 days. Shipping is free over 50 euros. "
+                "The shop is in Rotterdam. Gift cards never expire. Staff wear blue."]
+    asked = []
+
+    def respond(prompt, variables, role):
+        if prompt == "judge_claim":
+            asked.append(variables)
+            return {"reason": "scripted", "supported": False}
+        raise AssertionError(prompt)
+
+    judge = Judge(ScriptedLLM(respond), metrics=("faithfulness",))
+    item = JudgeInput("q", "What is the return policy?", "", "Returns are accepted within "
+                      "30 days. Returns need the receipt. Returns cost 9 euros.", contexts, True)
+    assert judge.planned_calls(item) == 1
+    out = (await judge.judge_all([item]))["q"]
+    (call,) = asked
+    assert call["claim"] == "Returns need the receipt."
+    assert "Returns are accepted within 30 days." in call["evidence"]
+    assert "Staff wear blue" not in call["evidence"]  # not the whole context
+    claims = out.details["faithfulness"]["claims"]
+    assert [(c["supported"], c["decided_by"]) for c in claims] == [
+        (True, "code"), (False, "llm"), (False, "code")]
+    assert out.metrics["hallucination_rate"] == 1.0
+    assert out.metrics["faithfulness_supported"] == pytest.approx(1 / 3)
+
+
+async def test_settle_hallucination_asks_nothing_once_code_found_one():
+    def respond(prompt, variables, role):
+        raise AssertionError("no LLM call expected")
+
+    judge = Judge(ScriptedLLM(respond), metrics=("faithfulness",), settle_hallucination=True)
+    item = JudgeInput("q", "Q?", "", "It opened in 2001. Staff like it.",
+                      ["It opened in 1998."], True)
+    assert judge.planned_calls(item) == 0
+    out = (await judge.judge_all([item]))["q"]
+    assert out.metrics == {"hallucination_rate": 1.0}
