@@ -9,7 +9,14 @@ Reference, in the same run: a DataTable holding every row (a design measured ear
 2-core machine with Textual 8.2.8 at 7.6 s first screen and 159 MB RSS, most of it the
 DataTable's idle-time dimension update over every cell), reported as ratios.
 
-    python bench/bench_review_tui.py [--n 100000] [--db PATH] [--no-reference]
+`--tmux`: the first frame in a real terminal instead (issue 32: target <= 1.5x a bare Textual
+app). Each round starts `golden review` (as `python -m builder.cli`) and a bare Textual app in
+a tmux session of the same size, one after the other (order alternating), and polls
+`tmux capture-pane` until the first item's answer (resp. the bare app's text) is on screen.
+Headless run_test timings leave out the interpreter start and the imports; this does not.
+Also paired: `import review_tui.app` against `import textual.app`, each in a fresh process.
+
+    python bench/bench_review_tui.py [--n 100000] [--db PATH] [--no-reference] [--tmux]
 """
 
 from __future__ import annotations
@@ -19,7 +26,9 @@ import asyncio
 import inspect
 import os
 import resource
+import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -175,12 +184,95 @@ async def bench_reference(db: str, rounds: int) -> dict:
     return out
 
 
+BARE_APP = """
+from textual.app import App
+from textual.widgets import Footer, Static
+
+class Bare(App):
+    def compose(self):
+        yield Static("bare textual app ready")
+        yield Footer()
+
+Bare().run()
+"""
+
+
+def first_frame_in_tmux(command: list[str], marker: str, size: tuple[int, int],
+                        timeout: float = 60.0) -> float:
+    """Seconds from starting `command` in a new tmux session until `marker` is on screen."""
+    session = f"bench-{os.getpid()}"
+    env = {k: v for k, v in os.environ.items() if k != "TMUX"}
+    shell = " ".join(subprocess.list2cmdline([c]) for c in command)
+    t0 = time.perf_counter()
+    subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", str(size[0]),
+                    "-y", str(size[1]), shell], check=True, env=env)
+    try:
+        while time.perf_counter() - t0 < timeout:
+            screen = subprocess.run(["tmux", "capture-pane", "-p", "-t", session],
+                                    capture_output=True, text=True, env=env).stdout
+            if marker in screen:
+                return time.perf_counter() - t0
+            time.sleep(0.01)
+        raise RuntimeError(f"{marker!r} never appeared; last screen:\n{screen}")
+    finally:
+        subprocess.run(["tmux", "send-keys", "-t", session, "q"], env=env)
+        time.sleep(0.3)  # let the review app release its leases
+        subprocess.run(["tmux", "kill-session", "-t", session], env=env,
+                       stderr=subprocess.DEVNULL)
+
+
+def import_seconds(module: str) -> float:
+    """Wall time of `python -c "import module"` minus that of `python -c pass`, both run now."""
+    def run(code: str) -> float:
+        t = time.perf_counter()
+        subprocess.run([sys.executable, "-c", code], check=True)
+        return time.perf_counter() - t
+    return run(f"import {module}") - run("pass")
+
+
+def bench_tmux(db: str, rounds: int, size: tuple[int, int] = (80, 24)) -> dict:
+    """First frame of `golden review` against a bare Textual app, paired, in tmux."""
+    if shutil.which("tmux") is None:
+        raise SystemExit("--tmux needs tmux on PATH")
+    root = str(Path(__file__).resolve().parents[1])
+    os.environ["PYTHONPATH"] = root + os.pathsep + os.environ.get("PYTHONPATH", "")
+    bare_script = Path(tempfile.mkdtemp(prefix="golden-bench-bare-")) / "bare.py"
+    bare_script.write_text(BARE_APP, encoding="utf-8")
+    review = [sys.executable, "-m", "builder.cli", "--db", db, "review", "--annotator", "bench"]
+    bare = [sys.executable, str(bare_script)]
+    ours, theirs, imports_ours, imports_theirs = [], [], [], []
+    for i in range(rounds):
+        pair = [("ours", review, "Answer 0"), ("bare", bare, "bare textual app ready")]
+        for name, command, marker in (pair if i % 2 == 0 else pair[::-1]):
+            seconds = first_frame_in_tmux(command, marker, size)
+            (ours if name == "ours" else theirs).append(seconds)
+        pair = [("ours", "review_tui.app"), ("bare", "textual.app")]
+        for name, module in (pair if i % 2 == 0 else pair[::-1]):
+            (imports_ours if name == "ours" else imports_theirs).append(import_seconds(module))
+    med = statistics.median
+    ratios = [a / b for a, b in zip(ours, theirs)]
+    print(f"tmux {size[0]}x{size[1]}, {rounds} paired rounds, load {os.getloadavg()[0]:.1f}")
+    print(f"{'golden review first frame':<28} median {med(ours) * 1000:6.0f} ms  "
+          f"(min {min(ours) * 1000:.0f}, max {max(ours) * 1000:.0f})")
+    print(f"{'bare Textual app first frame':<28} median {med(theirs) * 1000:6.0f} ms  "
+          f"(min {min(theirs) * 1000:.0f}, max {max(theirs) * 1000:.0f})")
+    print(f"{'ratio ours / bare':<28} median {med(ratios):.2f}x  (per round: "
+          f"{', '.join(f'{r:.2f}' for r in ratios)})")
+    print(f"{'import review_tui.app':<28} median {med(imports_ours) * 1000:6.0f} ms")
+    print(f"{'import textual.app':<28} median {med(imports_theirs) * 1000:6.0f} ms   "
+          f"ratio {med(imports_ours) / med(imports_theirs):.2f}x")
+    return {"ours": med(ours), "bare": med(theirs), "ratio": med(ratios)}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=100_000)
     parser.add_argument("--rounds", type=int, default=200)
     parser.add_argument("--db", default=None, help="reuse/keep this database file")
     parser.add_argument("--no-reference", action="store_true")
+    parser.add_argument("--tmux", action="store_true",
+                        help="first frame in a real terminal (tmux), paired with a bare app")
+    parser.add_argument("--tmux-rounds", type=int, default=7)
     args = parser.parse_args()
 
     db = args.db or os.path.join(tempfile.mkdtemp(prefix="golden-bench-review-"), "bench.db")
@@ -201,6 +293,9 @@ def main() -> None:
                                " reviewed_at = NULL, votes = 0, conflict = 0,"
                                " adjudicated_by = NULL WHERE status <> 'pending' OR votes > 0")
     print(f"cpus: {os.cpu_count()}  load: {os.getloadavg()[0]:.1f}")
+    if args.tmux:
+        bench_tmux(db, args.tmux_rounds)
+        return
     bare = asyncio.run(bench_bare_app())
     ours = asyncio.run(bench_review(db, args.rounds))
     print(f"first screen minus bare app: {(ours['first'] - bare) * 1000:.0f} ms"

@@ -565,3 +565,24 @@ def test_kill_9_after_deciding_loses_nothing(db, tmp_path):
     assert [row(db, f"c00000{i}")["status"] for i in range(4)] == [
         "accepted", "rejected", "skipped", "pending"]
     assert [r["action"] for r in log_rows(db)] == ["accept", "reject", "skip"]
+
+
+@pytest.mark.parametrize("keys", ["n a", "n n p a", "n a n a", "n n a a"])
+async def test_accept_after_moving_never_shows_the_decided_item_again(db, keys):
+    app = ReviewApp(db, "ann")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        screen = app.screen
+        decided = []
+        for key in keys.split():
+            if key == "a":
+                decided.append(screen.current_id)
+            await pilot.press(key)
+            if key == "a":  # the next item opens at once: never the one just decided
+                assert screen.current_id not in decided
+        await settle(app, pilot)
+        assert screen.current_id not in decided
+        assert screen.list.row(screen.list.cursor)["id"] == screen.current_id
+        assert screen.list.cursor < 10  # not thrown to the end of the list
+    assert [(r["candidate_id"], r["action"]) for r in log_rows(db)] == [
+        (cid, "accept") for cid in decided]

@@ -361,6 +361,9 @@ class ReviewScreen(Screen):
         opens when it lands). False when nothing was lined up and no claim was made."""
         while self.offers:
             cid, _key = self.offers.pop(0)
+            if cid in self.list.overlay:  # decided here, its write not read back yet
+                self.held.discard(cid)
+                continue
             candidate = review_queue.get_candidate(self.store, cid)
             if self._open_for_me(candidate):
                 self._show_id(cid)
@@ -508,6 +511,9 @@ class ReviewScreen(Screen):
         self.list.overlay[cid] = DECIDED_STATUS[action]
         self.list.refresh()
         self.held.discard(cid)
+        # A browsed item (n/p) may be one of the lined-up offers: it is decided now, so it
+        # must not open again as "next" before its write lands.
+        self.offers = [(o, key) for o, key in self.offers if o != cid]
         label = item_label(("final " if final else "") + action, self.current, cid)
         future = self._submit(review_log.record_decision, cid, self.annotator, action,
                               reason=reason, note=note, final=final, label=label,
