@@ -586,3 +586,48 @@ async def test_accept_after_moving_never_shows_the_decided_item_again(db, keys):
         assert screen.list.cursor < 10  # not thrown to the end of the list
     assert [(r["candidate_id"], r["action"]) for r in log_rows(db)] == [
         (cid, "accept") for cid in decided]
+
+
+def send_keys_at_once(app, keys: str) -> None:
+    """Post every key event before the app handles the first: keys typed faster than it
+    draws, or `tmux send-keys aaaa` (Pilot.press waits for idle after each key)."""
+    from textual import events
+
+    for key in keys:
+        event = events.Key(key, key)
+        event.set_sender(app)
+        app._driver.send_message(event)
+
+
+async def until(pilot, condition, seconds: float = 30.0) -> None:
+    """Pause until `condition()` holds (a bounded wait, not a timing assertion)."""
+    for _ in range(int(seconds / 0.05)):
+        if condition():
+            return
+        await pilot.pause(0.05)
+
+
+async def test_decision_keys_typed_ahead_are_queued_never_dropped(db):
+    app = ReviewApp(db, "ann")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        send_keys_at_once(app, "a" * 30)
+        await until(pilot, lambda: len(log_rows(db)) >= 30)
+        await settle(app, pilot)
+        assert not any("Not applied" in (n.title or "") for n in app._notifications)
+    rows = log_rows(db)
+    assert [(r["candidate_id"], r["action"]) for r in rows] == [
+        (f"c{i:06d}", "accept") for i in range(30)]
+
+
+async def test_keys_beyond_the_last_item_are_reported_not_dropped_silently(db):
+    app = ReviewApp(db, "ann")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        send_keys_at_once(app, "a" * 33)  # 30 items: 3 keys too many
+        await until(pilot, lambda: any("Not applied" in (n.title or "")
+                                       for n in app._notifications))
+        await settle(app, pilot)
+        messages = [n.message for n in app._notifications if n.title == "Not applied"]
+        assert messages and messages[0].startswith("3 key(s)")
+    assert [r["action"] for r in log_rows(db)] == ["accept"] * 30

@@ -185,6 +185,9 @@ class ReviewScreen(Screen):
         self._claim_show = False
         self._last_key: tuple | None = None  # sort key of the last item claimed
         self._last_decided: str | None = None
+        self._queued: list[tuple] = []
+        """Decision keys (accept, skip, reject) pressed while the next item was still being
+        claimed: applied in order as items open, never dropped silently."""
         self._generation = 0
         self._landed: set[str] = set()
         self._marker = review_queue.change_marker(store)
@@ -253,6 +256,7 @@ class ReviewScreen(Screen):
         exact count and progress follow from a background refresh."""
         self.filter = f
         self._generation += 1
+        self._drop_queued("the filter changed")
         first = review_queue.page_candidates(self.store, f, 0, BLOCK)
         lst = self.list
         lst.reset(fetch=partial(review_queue.page_candidates, self.store, f), count=len(first),
@@ -312,7 +316,8 @@ class ReviewScreen(Screen):
         finally:
             if self._claim_wanted:
                 wanted_show, self._claim_wanted, self._claim_show = self._claim_show, False, False
-                need = PREFETCH + (self.current_id is None) - len(self.offers)
+                need = (PREFETCH + (self.current_id is None) + len(self._queued)
+                        - len(self.offers))
                 if need > 0:
                     self._claim(need, show=wanted_show)
 
@@ -329,11 +334,40 @@ class ReviewScreen(Screen):
                 self.held.add(cid)
             self._last_key = key
         if self.current_id is None and not self.open_next(claim_more=False):
+            self._drop_queued("no item is left to review in this filter")
             if show:
                 self._browse_start()
             else:
                 self.app.notify("No item left to review in this filter.", markup=False)
                 self.show_candidate(self._last_decided)
+        self._replay_queued()
+
+    def _waiting_for_item(self) -> bool:
+        """No item is open because the next one is still being claimed."""
+        return self.current_id is None and bool(self._claims or self._claim_wanted)
+
+    def _queue_key(self, *action) -> None:
+        """Hold a decision key pressed before the next item opened, and make sure the claim
+        in flight (or the next one) brings enough items for every held key."""
+        self._queued.append(action)
+        self._claim(PREFETCH + 1 + len(self._queued), show=False)
+
+    def _replay_queued(self) -> None:
+        """Apply held decision keys, in the order pressed, while an item is open (a reject
+        waits for its dialog; the rest continue when it closes)."""
+        while self._queued and self.current_id is not None and self.app.screen is self:
+            action = self._queued.pop(0)
+            if action[0] == "reject":
+                self.action_reject()
+                return
+            self.action_decide(*action[1:])
+
+    def _drop_queued(self, why: str) -> None:
+        if self._queued:
+            count, self._queued = len(self._queued), []
+            self.app.bell()
+            self.app.notify(f"{count} key(s) pressed ahead were not applied: {why}.",
+                            title="Not applied", severity="warning", markup=False)
 
     def _browse_start(self) -> None:
         """Nothing to claim in this filter: show its first row for browsing."""
@@ -367,8 +401,9 @@ class ReviewScreen(Screen):
             candidate = review_queue.get_candidate(self.store, cid)
             if self._open_for_me(candidate):
                 self._show_id(cid)
-                if claim_more and PREFETCH - len(self.offers) > 0:
-                    self._claim(PREFETCH - len(self.offers), show=False)
+                need = PREFETCH + len(self._queued) - len(self.offers)
+                if claim_more and need > 0:
+                    self._claim(need, show=False)
                 return True
             self.held.discard(cid)
         if not claim_more:
@@ -376,7 +411,7 @@ class ReviewScreen(Screen):
         self.current_id, self.current = None, None
         self.query_one("#detail", DetailPane).waiting()
         if self._claims == 0:
-            self._claim(PREFETCH + 1, show=False)
+            self._claim(PREFETCH + 1 + len(self._queued), show=False)
         return True
 
     # ------------------------------------------------------------------ refresh
@@ -494,7 +529,10 @@ class ReviewScreen(Screen):
         open the next item lined up for this session."""
         cid = self.current_id
         if cid is None:
-            self.app.bell()
+            if self._waiting_for_item():
+                self._queue_key("decide", action, reason, note)
+            else:
+                self.app.bell()
             return
         final = self.adjudicating
         if action == "accept" and self.current is not None and self.current_id == cid:
@@ -529,12 +567,16 @@ class ReviewScreen(Screen):
 
     def action_reject(self) -> None:
         if self.current_id is None:
-            self.app.bell()
+            if self._waiting_for_item():
+                self._queue_key("reject")
+            else:
+                self.app.bell()
             return
 
         def done(choice: Rejection | None) -> None:
             if choice is not None:
                 self.action_decide("reject", choice.reason, choice.note)
+            self._replay_queued()
 
         self.app.push_screen(RejectScreen(), done)
 
