@@ -567,6 +567,16 @@ def test_kill_9_after_deciding_loses_nothing(db, tmp_path):
     assert [r["action"] for r in log_rows(db)] == ["accept", "reject", "skip"]
 
 
+async def test_a_restart_after_kill_9_takes_its_leased_items_back_at_once(db, tmp_path):
+    test_kill_9_after_deciding_loses_nothing(db, tmp_path)
+    with Store(db) as s:  # the killed session's leases are still live (2 minutes)
+        assert s.query("SELECT count(*) AS n FROM review_leases")[0]["n"] == 3
+    app = ReviewApp(db, "ann")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        assert app.screen.current_id == "c000003"
+
+
 @pytest.mark.parametrize("keys", ["n a", "n n p a", "n a n a", "n n a a"])
 async def test_accept_after_moving_never_shows_the_decided_item_again(db, keys):
     app = ReviewApp(db, "ann")
