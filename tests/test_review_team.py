@@ -209,8 +209,9 @@ def test_bulk_leaves_decided_items_alone_unless_told_and_names_whose(store):
     review_log.record_decision(store, "c000001", "ann", "accept")
     review_log.record_decision(store, "c000006", "bob", "reject", reason="trivial")
     review_log.record_decision(store, "c000011", "bob", "skip")  # skipped is not decided
-    preview = review_log.bulk_preview(store, f)
-    assert preview == {"matching": 8, "open": 6, "decided": 2, "by": {"ann": 1, "bob": 1}}
+    preview = review_log.bulk_preview(store, f, "reject")
+    assert preview == {"matching": 8, "open": 6, "decided": 2, "by": {"ann": 1, "bob": 1},
+                       "not_ready": 0, "applies": 6, "applies_overwrite": 8}
     _, changed = review_log.bulk_decide(store, f, "lead", "reject", reason="ambiguous")
     assert changed == 6
     assert cand(store, "c000001")["status"] == "accepted"  # untouched

@@ -171,6 +171,30 @@ async def test_bulk_accept_behind_confirmation_and_undo_as_one(db):
             assert review_queue.count_candidates(s, review_queue.CandidateFilter(status="accepted")) == 0
 
 
+async def test_bulk_accept_states_how_many_items_it_accepts(db):
+    with Store(db) as s:  # a production item without a reference is left out of an accept
+        s.conn.execute("UPDATE candidates SET type = 'production', answer = ''"
+                       " WHERE id = 'c000007'")
+    app = ReviewApp(db, "ann")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("A")
+        assert isinstance(app.screen, BulkConfirmScreen)
+        text = screen_text(app)
+        assert "Accept 29 items?" in text and "Yes, 29 (y)" in text
+        assert "1 item from production left out" in text
+        await pilot.press("y")
+        await settle(app, pilot)
+    assert len(log_rows(db)) == 29
+
+
+def test_bulk_confirmation_counts_with_thousands_separators():
+    from review_tui.screens.modals import items
+
+    assert "Accept {n}?".format(n=items(100_000)) == "Accept 100,000 items?"
+    assert items(1) == "1 item"
+
+
 async def test_decisions_survive_restart(db):
     app = ReviewApp(db, "ann")
     async with app.run_test(size=SIZE) as pilot:
@@ -394,7 +418,9 @@ async def test_bulk_names_decided_items_and_overwrites_only_when_asked(db):
         await pilot.press("R", "1")
         assert isinstance(app.screen, BulkConfirmScreen)
         text = screen_text(app)
-        assert "5 not decided yet" in text and "1 already decided (by bob 1)" in text
+        assert "Reject 5 items as wrong_answer?" in text
+        assert "y applies to the 5 not decided yet" in text
+        assert "1 already decided (by bob 1)" in text and "(6 in all)" in text
         await pilot.press("y")
         await settle(app, pilot)
         assert row(db, "c000001")["status"] == "accepted"

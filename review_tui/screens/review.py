@@ -35,10 +35,10 @@ from textual.worker import WorkerCancelled
 
 from builder.review.agreement import agreement, throughput
 from builder.store import Store
-from builder.store import review_leases, review_log, review_queue
+from builder.store import review_leases, review_log, review_queue, review_ready
 from builder.store.review_queue import CandidateFilter
 from builder.store.review_stats import decision_times, shared_votes
-from builder.vocabulary import DECIDED_STATUS, PRODUCTION
+from builder.vocabulary import DECIDED_STATUS
 from review_tui.safe_text import visible
 from review_tui.screens.edit import EditResult, EditScreen
 from review_tui.screens.help import HelpScreen
@@ -104,20 +104,24 @@ class RefreshReader:
                 self._store = None
 
 
+NOT_READY_HINTS = {
+    review_ready.NO_ANSWER: "Write the reference answer first (e): a production item has none "
+                            "until you do.",
+    review_ready.NO_MARKS: "Mark the relevant chunks first (m): search the knowledge base, "
+                           "space marks.",
+    review_ready.NONE_MARKED: "No relevant chunk is marked: mark one (m), or make the item "
+                              "unanswerable (e, type) if the knowledge base does not cover it.",
+}
+
+
 def not_ready(candidate: dict) -> str | None:
-    """Why a production item cannot be accepted yet (None when it can): the check the store
-    makes too (`review_log.check_accept`), said before anything is sent."""
-    if candidate.get("type") != PRODUCTION:
-        return None
-    if not (candidate.get("edit_answer") or candidate.get("answer") or "").strip():
-        return "Write the reference answer first (e): a production item has none until you do."
-    marked = candidate.get("edit_chunk_ids")
-    if marked is None:
-        return "Mark the relevant chunks first (m): search the knowledge base, space marks."
-    if not marked and (candidate.get("edit_type") or candidate["type"]) != "unanswerable":
-        return ("No relevant chunk is marked: mark one (m), or make the item unanswerable "
-                "(e, type) if the knowledge base does not cover it.")
-    return None
+    """Why the candidate cannot be accepted yet, said with the keys that fix it (None when it
+    can): the store's own rule (`review_ready.accept_problem`), checked before anything is
+    sent."""
+    problem = review_ready.accept_problem(
+        candidate.get("type"), candidate.get("answer"), candidate.get("edit_answer"),
+        candidate.get("edit_chunk_ids"), candidate.get("edit_type"))
+    return None if problem is None else NOT_READY_HINTS[problem]
 
 
 def item_label(action: str, candidate: dict | None, candidate_id: str) -> str:
@@ -644,12 +648,13 @@ class ReviewScreen(Screen):
 
     def action_bulk(self, action: str) -> None:
         f = self.filter
-        preview = review_log.bulk_preview(self.store, f)
-        if not preview["matching"]:
+        if not review_queue.count_candidates(self.store, f):
             self.app.notify("No candidate matches the filter.", markup=False)
             return
 
         def run(reason=None, note=None, tag=None, verb=action) -> None:
+            preview = review_log.bulk_preview(self.store, f, verb)
+
             def confirmed(choice: BulkChoice | None) -> None:
                 if choice is not None:
                     self._submit(review_log.bulk_decide, f, self.annotator, verb,
@@ -657,9 +662,10 @@ class ReviewScreen(Screen):
                                  overwrite=choice.overwrite, on_done=self._bulk_done,
                                  label=f"bulk {verb} of {f.describe()}")
 
-            what = {"accept": "Accept", "reject": f"Reject ({reason})",
-                    "tag": f"Tag #{tag}", "untag": f"Untag #{tag}"}[verb]
-            self.app.push_screen(BulkConfirmScreen(what, f.describe(), preview), confirmed)
+            shown = visible(tag or "", multiline=False).replace("{", "{{").replace("}", "}}")
+            question = {"accept": "Accept {n}?", "reject": f"Reject {{n}} as {reason}?",
+                        "tag": f"Tag {{n}} #{shown}?", "untag": f"Untag #{shown} on {{n}}?"}[verb]
+            self.app.push_screen(BulkConfirmScreen(question, f.describe(), preview), confirmed)
 
         if action == "accept":
             run()

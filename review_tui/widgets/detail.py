@@ -13,6 +13,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from builder.ingest.document_text import pages_label
+from builder.store.review_ready import reference_answer
 from review_tui.safe_text import safe_text, visible
 
 H = "bold underline"
@@ -154,7 +155,8 @@ def render_candidate(c: dict, pending_status: str | None = None,
     out.append_text(render_decisions(c, annotator))
 
     edited_field("Question", c["question"], c.get("edit_question"))
-    if c.get("provenance") is not None and not (c.get("edit_answer") or c["answer"]).strip():
+    if c.get("provenance") is not None and not reference_answer(c["answer"],
+                                                                c.get("edit_answer")).strip():
         out.append("\nReference answer", H)
         out.append("\nnone yet: write it (e); a bad production answer is never a reference\n",
                    "bold red")
