@@ -133,6 +133,40 @@ async def bench_review(db: str, rounds: int) -> dict:
     return out
 
 
+LONG_LINES = 10_000
+
+
+async def bench_long_answer(db: str, rounds: int = 10) -> dict:
+    """Moving onto an item whose answer has 10,000 lines, and back, each with its repaint
+    (Pilot.pause waits until the app is idle), against the same moves between short items."""
+    from review_tui.app import ReviewApp
+
+    with Store(db) as s, s.write():
+        long_answer = "\n".join(f"Step {i}: a line of a very long answer." for i in range(LONG_LINES))
+        s.conn.execute("UPDATE candidates SET answer = ? WHERE id = 'c000001'", (long_answer,))
+    out = {}
+    try:
+        app = ReviewApp(db, "bench")
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            screen = app.screen
+            await screen.settle()
+            for name, target in (("short", "c000002"), ("long", "c000001")):
+                samples = []
+                for _ in range(rounds):
+                    for cid in (target, "c000003"):
+                        t = time.perf_counter()
+                        screen.show_candidate(cid)
+                        await pilot.pause()
+                        samples.append(time.perf_counter() - t)
+                out[name] = summary(f"move to/from a {name} answer", samples)
+        print(f"{'ratio long / short':<28} {out['long'][0] / out['short'][0]:.1f}x (median)")
+    finally:
+        with Store(db) as s, s.write():
+            s.conn.execute("UPDATE candidates SET answer = 'Answer 1' WHERE id = 'c000001'")
+    return out
+
+
 async def bench_bare_app() -> float:
     """Textual's own floor: an app with one Static, same size, same machine, same moment."""
     from textual.app import App
@@ -273,6 +307,8 @@ def main() -> None:
     parser.add_argument("--tmux", action="store_true",
                         help="first frame in a real terminal (tmux), paired with a bare app")
     parser.add_argument("--tmux-rounds", type=int, default=7)
+    parser.add_argument("--long", action="store_true",
+                        help="only: moving onto a 10,000-line answer and back")
     args = parser.parse_args()
 
     db = args.db or os.path.join(tempfile.mkdtemp(prefix="golden-bench-review-"), "bench.db")
@@ -295,6 +331,9 @@ def main() -> None:
     print(f"cpus: {os.cpu_count()}  load: {os.getloadavg()[0]:.1f}")
     if args.tmux:
         bench_tmux(db, args.tmux_rounds)
+        return
+    if args.long:
+        asyncio.run(bench_long_answer(db))
         return
     bare = asyncio.run(bench_bare_app())
     ours = asyncio.run(bench_review(db, args.rounds))

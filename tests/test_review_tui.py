@@ -481,29 +481,51 @@ async def test_kb_search_highlights_matches_and_shows_text_as_data(evil_db):
         assert isinstance(app.screen, ReviewScreen)
 
 
-async def test_at_80x24_header_footer_and_evidence_fit(db):
-    with Store(db) as s:  # a long answer puts the sources below the fold
-        s.conn.execute("UPDATE candidates SET answer = ? WHERE id = 'c000000'",
-                       ("\n".join(f"Step {i} of a long answer." for i in range(40)),))
+TYPICAL_CHECKS = [{"check": name, "passed": True, "reason": reason, "source": source}
+                  for name, reason, source in (
+                      ("evidence_in_chunk", "quoted", "code"), ("numbers_grounded", "", "code"),
+                      ("answer_kind", "how many -> an amount", "code"), ("standalone", "", "code"),
+                      ("names_subject", "", "code"), ("not_tautology", "", "code"),
+                      ("round_trip", "the reader answered 'forty-two'", "llm"))]
+
+
+def typical(db, long_answer: bool = False) -> None:
+    """Questions sharing a long beginning, a sentence of answer, seven checks."""
+    with Store(db) as s:
+        for i, end in enumerate(("carry over into the next calendar year?",
+                                 "request without four weeks of notice?")):
+            s.conn.execute(
+                "UPDATE candidates SET question = ?, answer = ?, verification = ? WHERE id = ?",
+                ("How many days of unused annual leave may an employee " + end,
+                 "\n".join(f"Step {n} of a long answer." for n in range(10_000))
+                 if long_answer and i == 0 else "Forty-two days, if the manager approves.",
+                 json.dumps(TYPICAL_CHECKS), f"c{i:06d}"))
+
+
+async def test_at_80x24_answer_evidence_and_verification_fit(db):
+    typical(db)
     app = ReviewApp(db, "ann")
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(app, pilot)
-        lines = [line.strip() for line in screen_text_lines(app)]
+        lines = screen_text_lines(app)
+        text = "\n".join(lines)
         assert len(lines) == 24
-        assert lines[0].startswith("golden review · ann · reviewed 0/30")
-        assert lines[1].startswith("filter: (30 shown) verdict=passed")
-        assert lines[-1].startswith("? Help") and "q Quit" in lines[-1]
+        assert lines[0].strip().startswith("golden review · ann · reviewed 0/30")
+        assert lines[1].strip().startswith("filter: (30 shown) verdict=passed")
+        for key in ("? Help", "a Accept", "n Next", "p Prev", "/ Search", "f Filter"):
+            assert key in lines[-1].replace("a Accept", " a Accept"), (key, lines[-1])
+        assert "Forty-two days, if the manager approves." in text  # the answer
+        assert "Evidence" in text and "forty-two" in text  # the quote, in its chunk
+        assert "Verification ✓ 7 of 7 passed" in text
+        assert "round_trip: the reader answered 'forty-two'" in text
+        # neighbours sharing their first 50 characters show where they differ
+        assert "…carry over" in lines[2] and "…request" in lines[3]
         detail = app.screen.query_one("#detail")
+        assert detail.max_scroll_y >= 0 and detail.scroll_y == 0
+        await pilot.press("v")  # the whole sources, one key away
+        await pilot.pause()
         sources = app.screen.query_one("#detail-sources")
-        assert sources.region.y >= 24  # below the fold
-        await pilot.press("v")
-        await pilot.pause()
-        assert detail.scroll_y > 20
         assert detail.region.y <= sources.region.y < detail.region.bottom - 2
-        assert "forty-two" in screen_text(app)  # the evidence is on screen
-        await pilot.press("v")
-        await pilot.pause()
-        assert detail.scroll_y == 0
         await pilot.press("f")
         await pilot.pause()
         dialog = app.screen.query_one(".dialog")
@@ -511,6 +533,25 @@ async def test_at_80x24_header_footer_and_evidence_fit(db):
         dialog.scroll_end(animate=False)
         await pilot.pause()
         assert "Cancel" in screen_text(app)
+
+
+async def test_a_10000_line_answer_is_clipped_and_w_shows_all_of_it(db):
+    from review_tui.screens.full_text import FullTextScreen
+
+    typical(db, long_answer=True)
+    app = ReviewApp(db, "ann")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        body = str(app.screen.query_one("#detail-body").render())
+        assert "Step 14 of a long answer." in body and "Step 15 of" not in body
+        assert "… 9,985 more lines (w shows all)" in body
+        assert "Verification ✓ 7 of 7 passed" in body  # still right below the answer
+        await pilot.press("w")
+        assert isinstance(app.screen, FullTextScreen)
+        area = app.screen.query_one("#full-text-area")
+        assert "Step 9999 of a long answer." in area.text
+        await pilot.press("escape")
+        assert isinstance(app.screen, ReviewScreen)
 
 
 def screen_text_lines(app) -> list[str]:
@@ -551,6 +592,14 @@ class TestSnapshots:
             await settle(pilot.app, pilot)
 
         assert snap_compare(ReviewApp(db, "ann"), terminal_size=size, run_before=settled)
+
+    def test_typical_item_at_80x24(self, db, snap_compare):
+        typical(db)
+
+        async def settled(pilot):
+            await settle(pilot.app, pilot)
+
+        assert snap_compare(ReviewApp(db, "ann"), terminal_size=(80, 24), run_before=settled)
 
     def test_filter_dialog_at_80x24(self, db, snap_compare):
         async def opened(pilot):

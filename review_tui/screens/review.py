@@ -135,27 +135,29 @@ def item_label(action: str, candidate: dict | None, candidate_id: str) -> str:
 
 class ReviewScreen(Screen):
     AUTO_FOCUS = "#list"  # not the first focusable (the search field): one focus move less
-    # Help and quit come first: the footer is cut at the right on a narrow terminal.
+    # The footer is cut at the right on a narrow terminal: at 80 columns it shows help, the
+    # decisions, moving, search and filter; the rest is in help (?).
     BINDINGS = [
         Binding("question_mark", "help", "Help", id="review.help"),
-        Binding("q", "quit", "Quit", id="review.quit"),
         Binding("a", "decide('accept')", "Accept", id="review.accept"),
         Binding("r", "reject", "Reject", id="review.reject"),
         Binding("s", "decide('skip')", "Skip", id="review.skip"),
         Binding("e", "edit", "Edit", id="review.edit"),
-        Binding("v", "evidence", "Evidence", id="review.evidence"),
-        Binding("K", "kb_search", "KB search", id="review.kb_search"),
-        Binding("m", "mark_chunks", "Mark chunks", show=False, id="review.mark_chunks"),
         Binding("u", "undo", "Undo", id="review.undo"),
-        Binding("t", "tag", "Tag", id="review.tag"),
         Binding("n", "move(1)", "Next", id="review.next"),
         Binding("p", "move(-1)", "Prev", id="review.prev"),
         Binding("slash", "search", "Search", id="review.search"),
         Binding("f", "filter", "Filter", id="review.filter"),
+        Binding("q", "quit", "Quit", id="review.quit"),
+        Binding("v", "evidence", "Evidence", id="review.evidence"),
+        Binding("t", "tag", "Tag", id="review.tag"),
+        Binding("K", "kb_search", "KB search", id="review.kb_search"),
         Binding("c", "conflicts", "Conflicts", id="review.conflicts"),
+        Binding("m", "mark_chunks", "Mark chunks", show=False, id="review.mark_chunks"),
         Binding("o", "cycle_sort", "Sort", show=False, id="review.sort"),
         Binding("x", "reset_filter", "Queue", show=False, id="review.reset_filter"),
         Binding("z", "zoom", "Hide list", show=False, id="review.zoom"),
+        Binding("w", "whole_text", "Whole text", show=False, id="review.whole_text"),
         Binding("S", "stats", "Agreement", show=False, id="review.stats"),
         Binding("A", "bulk('accept')", "Bulk accept", show=False, id="review.bulk_accept"),
         Binding("R", "bulk('reject')", "Bulk reject", show=False, id="review.bulk_reject"),
@@ -274,6 +276,7 @@ class ReviewScreen(Screen):
         search = self.query_one("#search", Input)
         if search.value != f.text:
             search.value = f.text
+        search.set_class(bool(f.text) or search.has_focus, "shown")
         self._show_progress(count=None)
         # Start the count just after the first paint (measured: starting it at once made the
         # first screen no faster), and let quick successive filter changes share one count.
@@ -699,15 +702,20 @@ class ReviewScreen(Screen):
         self.show_candidate(event.row["id"] if event.row else None)
 
     def action_search(self) -> None:
-        self.query_one("#search", Input).focus()
+        """Show the search line (hidden while no search applies: one more line for the
+        item on a small terminal) and type into it."""
+        search = self.query_one("#search", Input)
+        search.add_class("shown")
+        search.focus()
 
     def action_focus_list(self) -> None:
         self.list.focus()
+        self.query_one("#search", Input).set_class(bool(self.filter.text), "shown")
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         if event.input.id == "search":
             self.apply_filter(replace(self.filter, text=event.value.strip()))
-            self.list.focus()
+            self.action_focus_list()
 
     def action_filter(self) -> None:
         def done(f: CandidateFilter | None) -> None:
@@ -734,6 +742,15 @@ class ReviewScreen(Screen):
     def action_evidence(self) -> None:
         """Jump to the current item's sources (evidence highlighted), or back to the top."""
         self.query_one("#detail", DetailPane).toggle_evidence()
+
+    def action_whole_text(self) -> None:
+        """Every line of the current item's question and answer (the pane clips long ones)."""
+        if self.current is None:
+            self.app.bell()
+            return
+        from review_tui.screens.full_text import FullTextScreen
+
+        self.app.push_screen(FullTextScreen(self.current))
 
     def action_zoom(self) -> None:
         self.list.display = not self.list.display
