@@ -23,7 +23,6 @@ from builder.store.review_leases import release_session
 from builder.store.review_log import set_overlap
 from builder.store.review_overlap import Overlap, get_overlap
 from review_tui.safe_text import visible
-from review_tui.screens.calibrate import CalibrationScreen
 from review_tui.screens.review import ReviewScreen
 from review_tui.signals import SignalExit
 from review_tui.writer import DecisionWriter
@@ -64,6 +63,8 @@ class ReviewApp(App):
     def on_mount(self) -> None:
         self._signals.install(asyncio.get_running_loop())
         if self.calibrate:
+            from review_tui.screens.calibrate import CalibrationScreen
+
             self.push_screen(CalibrationScreen(self.store, self.annotator, self.writer,
                                                self.run_id))
         else:

@@ -79,6 +79,8 @@ def read_keymap(config: ConfigFile, *, top_level_ok: bool = False) -> dict[str, 
     if not table and top_level_ok:
         table = {k: v for k, v in config.data.items() if not isinstance(v, dict)}
         prefix = ()
+    if not table:  # nothing remapped: no need to import every screen to list their ids
+        return {}
     known = binding_ids()
     keymap: dict[str, str] = {}
     for binding_id, keys in table.items():

@@ -716,3 +716,42 @@ async def test_keys_beyond_the_last_item_are_reported_not_dropped_silently(db):
         messages = [n.message for n in app._notifications if n.title == "Not applied"]
         assert messages and messages[0].startswith("3 key(s)")
     assert [r["action"] for r in log_rows(db)] == ["accept"] * 30
+
+
+STARTUP_SCRIPT = """
+import asyncio, sys
+from review_tui.app import ReviewApp
+
+async def main():
+    app = ReviewApp(sys.argv[1], "ann")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await app.screen.settle()
+        assert app.screen.current_id == "c000000"
+    print(" ".join(m for m in ("sqlite_utils", "numpy", "pydantic", "markdown_it")
+                   if m in sys.modules))
+
+asyncio.run(main())
+"""
+
+
+def test_the_first_frame_needs_neither_sqlite_utils_nor_pydantic_nor_dialogs(db, tmp_path):
+    """What the first frame does not need is not imported before it (issue 32: the first
+    frame was 3-4x a bare Textual app's, sqlite-utils, the help's Markdown and the dialogs
+    among the causes); opening an up-to-date database reads its schema version only."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from builder.store.db import SCHEMA
+    from builder.store.migrations import known_migrations
+
+    assert list(SCHEMA) == known_migrations()  # add a new migration's name to SCHEMA too
+    script = tmp_path / "startup.py"
+    script.write_text(STARTUP_SCRIPT)
+    root = Path(__file__).resolve().parents[1]
+    proc = subprocess.run([sys.executable, str(script), db], cwd=root, timeout=120,
+                          capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(root)})
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == []
