@@ -234,7 +234,7 @@ Bare().run()
 def first_frame_in_tmux(command: list[str], marker: str, size: tuple[int, int],
                         timeout: float = 60.0) -> float:
     """Seconds from starting `command` in a new tmux session until `marker` is on screen."""
-    session = f"bench-{os.getpid()}"
+    session = f"bench-{os.getpid()}-{time.monotonic_ns()}"
     env = {k: v for k, v in os.environ.items() if k != "TMUX"}
     shell = " ".join(subprocess.list2cmdline([c]) for c in command)
     t0 = time.perf_counter()
@@ -264,8 +264,25 @@ def import_seconds(module: str) -> float:
     return run(f"import {module}") - run("pass")
 
 
-def bench_tmux(db: str, rounds: int, size: tuple[int, int] = (80, 24)) -> dict:
-    """First frame of `golden review` against a bare Textual app, paired, in tmux."""
+def _rounds(rounds, review, bare, size, ours, theirs, imports_ours, imports_theirs,
+            against=None, before=None) -> None:
+    for i in range(rounds):
+        pair = [("ours", review, "Answer 0"), ("bare", bare, "bare textual app ready")]
+        if against is not None:
+            pair.append(("before", against, "Answer 0"))
+        for name, command, marker in (pair if i % 2 == 0 else pair[::-1]):
+            seconds = first_frame_in_tmux(command, marker, size)
+            {"ours": ours, "bare": theirs, "before": before}[name].append(seconds)
+        pair = [("ours", "review_tui.app"), ("bare", "textual.app")]
+        for name, module in (pair if i % 2 == 0 else pair[::-1]):
+            (imports_ours if name == "ours" else imports_theirs).append(import_seconds(module))
+
+
+def bench_tmux(db: str, rounds: int, size: tuple[int, int] = (80, 24),
+               against: str | None = None) -> dict:
+    """First frame of `golden review` against a bare Textual app, paired, in tmux; with
+    `against` (another checkout of golden), that checkout's `golden review` in the same
+    rounds."""
     if shutil.which("tmux") is None:
         raise SystemExit("--tmux needs tmux on PATH")
     root = str(Path(__file__).resolve().parents[1])
@@ -274,15 +291,22 @@ def bench_tmux(db: str, rounds: int, size: tuple[int, int] = (80, 24)) -> dict:
     bare_script.write_text(BARE_APP, encoding="utf-8")
     review = [sys.executable, "-m", "builder.cli", "--db", db, "review", "--annotator", "bench"]
     bare = [sys.executable, str(bare_script)]
+    before: list[float] = []
+    other = None
+    if against is not None:
+        other = ["env", f"PYTHONPATH={Path(against).resolve()}", sys.executable, "-m",
+                 "builder.cli", "--db", db, "review", "--annotator", "bench-before"]
     ours, theirs, imports_ours, imports_theirs = [], [], [], []
-    for i in range(rounds):
-        pair = [("ours", review, "Answer 0"), ("bare", bare, "bare textual app ready")]
-        for name, command, marker in (pair if i % 2 == 0 else pair[::-1]):
-            seconds = first_frame_in_tmux(command, marker, size)
-            (ours if name == "ours" else theirs).append(seconds)
-        pair = [("ours", "review_tui.app"), ("bare", "textual.app")]
-        for name, module in (pair if i % 2 == 0 else pair[::-1]):
-            (imports_ours if name == "ours" else imports_theirs).append(import_seconds(module))
+    # A session that outlives the measured ones: killing the last session stops the tmux
+    # server, and a new-session racing that shutdown fails.
+    keeper = f"bench-keeper-{os.getpid()}"
+    env = {k: v for k, v in os.environ.items() if k != "TMUX"}
+    subprocess.run(["tmux", "new-session", "-d", "-s", keeper, "sleep 86400"], check=True, env=env)
+    try:
+        _rounds(rounds, review, bare, size, ours, theirs, imports_ours, imports_theirs,
+                other, before)
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", keeper], env=env)
     med = statistics.median
     ratios = [a / b for a, b in zip(ours, theirs)]
     print(f"tmux {size[0]}x{size[1]}, {rounds} paired rounds, load {os.getloadavg()[0]:.1f}")
@@ -292,6 +316,9 @@ def bench_tmux(db: str, rounds: int, size: tuple[int, int] = (80, 24)) -> dict:
           f"(min {min(theirs) * 1000:.0f}, max {max(theirs) * 1000:.0f})")
     print(f"{'ratio ours / bare':<28} median {med(ratios):.2f}x  (per round: "
           f"{', '.join(f'{r:.2f}' for r in ratios)})")
+    if before:
+        print(f"{'before (' + str(against) + ')':<28} median {med(before) * 1000:6.0f} ms  "
+              f"ratio before / bare {med([a / b for a, b in zip(before, theirs)]):.2f}x")
     print(f"{'import review_tui.app':<28} median {med(imports_ours) * 1000:6.0f} ms")
     print(f"{'import textual.app':<28} median {med(imports_theirs) * 1000:6.0f} ms   "
           f"ratio {med(imports_ours) / med(imports_theirs):.2f}x")
@@ -307,6 +334,8 @@ def main() -> None:
     parser.add_argument("--tmux", action="store_true",
                         help="first frame in a real terminal (tmux), paired with a bare app")
     parser.add_argument("--tmux-rounds", type=int, default=7)
+    parser.add_argument("--against", default=None,
+                        help="with --tmux: another checkout of golden, measured in the same rounds")
     parser.add_argument("--long", action="store_true",
                         help="only: moving onto a 10,000-line answer and back")
     args = parser.parse_args()
@@ -330,7 +359,7 @@ def main() -> None:
                                " adjudicated_by = NULL WHERE status <> 'pending' OR votes > 0")
     print(f"cpus: {os.cpu_count()}  load: {os.getloadavg()[0]:.1f}")
     if args.tmux:
-        bench_tmux(db, args.tmux_rounds)
+        bench_tmux(db, args.tmux_rounds, against=args.against)
         return
     if args.long:
         asyncio.run(bench_long_answer(db))

@@ -96,14 +96,26 @@ class RefreshReader:
                     store.close()
             if self._store is None:
                 self._store = Store(self.db_path, migrate=False)
-            return compute_refresh(self._store, f, candidate_id, annotator)
+            try:
+                return compute_refresh(self._store, f, candidate_id, annotator)
+            finally:
+                if self._closed:  # the screen went while we counted: close it here
+                    self._close_store()
 
     def close(self) -> None:
-        with self._lock:
-            self._closed = True
-            if self._store is not None:
-                self._store.close()
-                self._store = None
+        """Never waits for a refresh in flight (a count over 100,000 rows on a busy machine
+        took seconds, and quitting waited for it): that refresh closes the connection."""
+        self._closed = True
+        if self._lock.acquire(blocking=False):
+            try:
+                self._close_store()
+            finally:
+                self._lock.release()
+
+    def _close_store(self) -> None:
+        if self._store is not None:
+            self._store.close()
+            self._store = None
 
 
 NOT_READY_HINTS = {
