@@ -9,7 +9,14 @@ Reference, in the same run: a DataTable holding every row (a design measured ear
 2-core machine with Textual 8.2.8 at 7.6 s first screen and 159 MB RSS, most of it the
 DataTable's idle-time dimension update over every cell), reported as ratios.
 
-    python bench/bench_review_tui.py [--n 100000] [--db PATH] [--no-reference]
+`--tmux`: the first frame in a real terminal instead (issue 32: target <= 1.5x a bare Textual
+app). Each round starts `golden review` (as `python -m builder.cli`) and a bare Textual app in
+a tmux session of the same size, one after the other (order alternating), and polls
+`tmux capture-pane` until the first item's answer (resp. the bare app's text) is on screen.
+Headless run_test timings leave out the interpreter start and the imports; this does not.
+Also paired: `import review_tui.app` against `import textual.app`, each in a fresh process.
+
+    python bench/bench_review_tui.py [--n 100000] [--db PATH] [--no-reference] [--tmux]
 """
 
 from __future__ import annotations
@@ -19,7 +26,9 @@ import asyncio
 import inspect
 import os
 import resource
+import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -124,6 +133,40 @@ async def bench_review(db: str, rounds: int) -> dict:
     return out
 
 
+LONG_LINES = 10_000
+
+
+async def bench_long_answer(db: str, rounds: int = 10) -> dict:
+    """Moving onto an item whose answer has 10,000 lines, and back, each with its repaint
+    (Pilot.pause waits until the app is idle), against the same moves between short items."""
+    from review_tui.app import ReviewApp
+
+    with Store(db) as s, s.write():
+        long_answer = "\n".join(f"Step {i}: a line of a very long answer." for i in range(LONG_LINES))
+        s.conn.execute("UPDATE candidates SET answer = ? WHERE id = 'c000001'", (long_answer,))
+    out = {}
+    try:
+        app = ReviewApp(db, "bench")
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            screen = app.screen
+            await screen.settle()
+            for name, target in (("short", "c000002"), ("long", "c000001")):
+                samples = []
+                for _ in range(rounds):
+                    for cid in (target, "c000003"):
+                        t = time.perf_counter()
+                        screen.show_candidate(cid)
+                        await pilot.pause()
+                        samples.append(time.perf_counter() - t)
+                out[name] = summary(f"move to/from a {name} answer", samples)
+        print(f"{'ratio long / short':<28} {out['long'][0] / out['short'][0]:.1f}x (median)")
+    finally:
+        with Store(db) as s, s.write():
+            s.conn.execute("UPDATE candidates SET answer = 'Answer 1' WHERE id = 'c000001'")
+    return out
+
+
 async def bench_bare_app() -> float:
     """Textual's own floor: an app with one Static, same size, same machine, same moment."""
     from textual.app import App
@@ -175,12 +218,126 @@ async def bench_reference(db: str, rounds: int) -> dict:
     return out
 
 
+BARE_APP = """
+from textual.app import App
+from textual.widgets import Footer, Static
+
+class Bare(App):
+    def compose(self):
+        yield Static("bare textual app ready")
+        yield Footer()
+
+Bare().run()
+"""
+
+
+def first_frame_in_tmux(command: list[str], marker: str, size: tuple[int, int],
+                        timeout: float = 60.0) -> float:
+    """Seconds from starting `command` in a new tmux session until `marker` is on screen."""
+    session = f"bench-{os.getpid()}-{time.monotonic_ns()}"
+    env = {k: v for k, v in os.environ.items() if k != "TMUX"}
+    shell = " ".join(subprocess.list2cmdline([c]) for c in command)
+    t0 = time.perf_counter()
+    subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", str(size[0]),
+                    "-y", str(size[1]), shell], check=True, env=env)
+    try:
+        while time.perf_counter() - t0 < timeout:
+            screen = subprocess.run(["tmux", "capture-pane", "-p", "-t", session],
+                                    capture_output=True, text=True, env=env).stdout
+            if marker in screen:
+                return time.perf_counter() - t0
+            time.sleep(0.01)
+        raise RuntimeError(f"{marker!r} never appeared; last screen:\n{screen}")
+    finally:
+        subprocess.run(["tmux", "send-keys", "-t", session, "q"], env=env)
+        time.sleep(0.3)  # let the review app release its leases
+        subprocess.run(["tmux", "kill-session", "-t", session], env=env,
+                       stderr=subprocess.DEVNULL)
+
+
+def import_seconds(module: str) -> float:
+    """Wall time of `python -c "import module"` minus that of `python -c pass`, both run now."""
+    def run(code: str) -> float:
+        t = time.perf_counter()
+        subprocess.run([sys.executable, "-c", code], check=True)
+        return time.perf_counter() - t
+    return run(f"import {module}") - run("pass")
+
+
+def _rounds(rounds, review, bare, size, ours, theirs, imports_ours, imports_theirs,
+            against=None, before=None) -> None:
+    for i in range(rounds):
+        pair = [("ours", review, "Answer 0"), ("bare", bare, "bare textual app ready")]
+        if against is not None:
+            pair.append(("before", against, "Answer 0"))
+        for name, command, marker in (pair if i % 2 == 0 else pair[::-1]):
+            seconds = first_frame_in_tmux(command, marker, size)
+            {"ours": ours, "bare": theirs, "before": before}[name].append(seconds)
+        pair = [("ours", "review_tui.app"), ("bare", "textual.app")]
+        for name, module in (pair if i % 2 == 0 else pair[::-1]):
+            (imports_ours if name == "ours" else imports_theirs).append(import_seconds(module))
+
+
+def bench_tmux(db: str, rounds: int, size: tuple[int, int] = (80, 24),
+               against: str | None = None) -> dict:
+    """First frame of `golden review` against a bare Textual app, paired, in tmux; with
+    `against` (another checkout of golden), that checkout's `golden review` in the same
+    rounds."""
+    if shutil.which("tmux") is None:
+        raise SystemExit("--tmux needs tmux on PATH")
+    root = str(Path(__file__).resolve().parents[1])
+    os.environ["PYTHONPATH"] = root + os.pathsep + os.environ.get("PYTHONPATH", "")
+    bare_script = Path(tempfile.mkdtemp(prefix="golden-bench-bare-")) / "bare.py"
+    bare_script.write_text(BARE_APP, encoding="utf-8")
+    review = [sys.executable, "-m", "builder.cli", "--db", db, "review", "--annotator", "bench"]
+    bare = [sys.executable, str(bare_script)]
+    before: list[float] = []
+    other = None
+    if against is not None:
+        other = ["env", f"PYTHONPATH={Path(against).resolve()}", sys.executable, "-m",
+                 "builder.cli", "--db", db, "review", "--annotator", "bench-before"]
+    ours, theirs, imports_ours, imports_theirs = [], [], [], []
+    # A session that outlives the measured ones: killing the last session stops the tmux
+    # server, and a new-session racing that shutdown fails.
+    keeper = f"bench-keeper-{os.getpid()}"
+    env = {k: v for k, v in os.environ.items() if k != "TMUX"}
+    subprocess.run(["tmux", "new-session", "-d", "-s", keeper, "sleep 86400"], check=True, env=env)
+    try:
+        _rounds(rounds, review, bare, size, ours, theirs, imports_ours, imports_theirs,
+                other, before)
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", keeper], env=env)
+    med = statistics.median
+    ratios = [a / b for a, b in zip(ours, theirs)]
+    print(f"tmux {size[0]}x{size[1]}, {rounds} paired rounds, load {os.getloadavg()[0]:.1f}")
+    print(f"{'golden review first frame':<28} median {med(ours) * 1000:6.0f} ms  "
+          f"(min {min(ours) * 1000:.0f}, max {max(ours) * 1000:.0f})")
+    print(f"{'bare Textual app first frame':<28} median {med(theirs) * 1000:6.0f} ms  "
+          f"(min {min(theirs) * 1000:.0f}, max {max(theirs) * 1000:.0f})")
+    print(f"{'ratio ours / bare':<28} median {med(ratios):.2f}x  (per round: "
+          f"{', '.join(f'{r:.2f}' for r in ratios)})")
+    if before:
+        print(f"{'before (' + str(against) + ')':<28} median {med(before) * 1000:6.0f} ms  "
+              f"ratio before / bare {med([a / b for a, b in zip(before, theirs)]):.2f}x")
+    print(f"{'import review_tui.app':<28} median {med(imports_ours) * 1000:6.0f} ms")
+    print(f"{'import textual.app':<28} median {med(imports_theirs) * 1000:6.0f} ms   "
+          f"ratio {med(imports_ours) / med(imports_theirs):.2f}x")
+    return {"ours": med(ours), "bare": med(theirs), "ratio": med(ratios)}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=100_000)
     parser.add_argument("--rounds", type=int, default=200)
     parser.add_argument("--db", default=None, help="reuse/keep this database file")
     parser.add_argument("--no-reference", action="store_true")
+    parser.add_argument("--tmux", action="store_true",
+                        help="first frame in a real terminal (tmux), paired with a bare app")
+    parser.add_argument("--tmux-rounds", type=int, default=7)
+    parser.add_argument("--against", default=None,
+                        help="with --tmux: another checkout of golden, measured in the same rounds")
+    parser.add_argument("--long", action="store_true",
+                        help="only: moving onto a 10,000-line answer and back")
     args = parser.parse_args()
 
     db = args.db or os.path.join(tempfile.mkdtemp(prefix="golden-bench-review-"), "bench.db")
@@ -201,6 +358,12 @@ def main() -> None:
                                " reviewed_at = NULL, votes = 0, conflict = 0,"
                                " adjudicated_by = NULL WHERE status <> 'pending' OR votes > 0")
     print(f"cpus: {os.cpu_count()}  load: {os.getloadavg()[0]:.1f}")
+    if args.tmux:
+        bench_tmux(db, args.tmux_rounds, against=args.against)
+        return
+    if args.long:
+        asyncio.run(bench_long_answer(db))
+        return
     bare = asyncio.run(bench_bare_app())
     ours = asyncio.run(bench_review(db, args.rounds))
     print(f"first screen minus bare app: {(ours['first'] - bare) * 1000:.0f} ms"

@@ -16,15 +16,16 @@ import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
-
-from pydantic import BaseModel, ValidationError
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from builder.errors import InputError
 
 DEFAULT_CONFIG_NAME = "golden.toml"
 
-M = TypeVar("M", bound=BaseModel)
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+M = TypeVar("M", bound="BaseModel")
 
 
 @dataclass(frozen=True)
@@ -72,6 +73,8 @@ def load_config(path: str | Path | None = None) -> ConfigFile:
 
 def config_section(config: ConfigFile, keys: tuple[str, ...], model: type[M]) -> M:
     """Validate the table at `keys` with `model`; the first error becomes an InputError."""
+    from pydantic import ValidationError  # here: reading a config must not cost its import
+
     raw = config.table(*keys)
     try:
         return model.model_validate(raw)

@@ -7,13 +7,13 @@ the review screen or, with `calibrate=True`, the calibration screen.
 On exit (q, SIGTERM, SIGHUP) the app leaves through Textual's own shutdown, which restores the
 terminal (alternate screen, mouse reporting, cursor); the session's leases are released and
 the writer's queue finished before the app returns: no decision is lost, and one that could
-not be written is listed by `unsaved()`.
+not be written is listed by `unsaved()`. When the terminal is gone and Textual's shutdown
+blocks on it, a signal still ends the process within seconds (review_tui/signals.py).
 """
 
 from __future__ import annotations
 
 import asyncio
-import signal
 import uuid
 
 from textual.app import App
@@ -23,11 +23,9 @@ from builder.store.review_leases import release_session
 from builder.store.review_log import set_overlap
 from builder.store.review_overlap import Overlap, get_overlap
 from review_tui.safe_text import visible
-from review_tui.screens.calibrate import CalibrationScreen
 from review_tui.screens.review import ReviewScreen
+from review_tui.signals import SignalExit
 from review_tui.writer import DecisionWriter
-
-EXIT_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 
 
 class ReviewApp(App):
@@ -51,27 +49,40 @@ class ReviewApp(App):
         if overlap is not None and overlap != get_overlap(self.store.conn):
             set_overlap(self.store, overlap)
         self.writer = DecisionWriter(self.db_path, on_retry=self._write_retrying)
+        self._signals = SignalExit(self._exit_on_signal, self._finish)
         if self.keymap:
             self.set_keymap(self.keymap)
 
+    def run(self, *args, **kwargs):
+        try:
+            return super().run(*args, **kwargs)
+        finally:
+            self._signals.returned()
+            self._signals.uninstall()
+
     def on_mount(self) -> None:
-        loop = asyncio.get_running_loop()
-        for sig in EXIT_SIGNALS:
-            try:
-                loop.add_signal_handler(sig, self._exit_on_signal, sig)
-            except (NotImplementedError, RuntimeError, ValueError):  # not the main thread
-                pass
+        self._signals.install(asyncio.get_running_loop())
         if self.calibrate:
+            from review_tui.screens.calibrate import CalibrationScreen
+
             self.push_screen(CalibrationScreen(self.store, self.annotator, self.writer,
                                                self.run_id))
         else:
             self.push_screen(ReviewScreen(self.store, self.db_path, self.annotator,
                                           self.writer, self.session))
 
-    def _exit_on_signal(self, sig: int) -> None:
+    def _exit_on_signal(self, code: int) -> None:
         """SIGTERM / SIGHUP: leave like `q` does, so the terminal is restored and every
         decision already made is written."""
-        self.exit(return_code=128 + sig)
+        self.exit(return_code=code)
+
+    def _finish(self, timeout: float) -> None:
+        """What quitting guarantees, from the signal watchdog when Textual's shutdown is stuck
+        on a dead terminal: the queued decisions written, the session's leases released."""
+        self.writer.close(timeout)
+        if not self.calibrate:
+            with Store(self.db_path, migrate=False) as store:
+                release_session(store, self.session)
 
     def _write_retrying(self, label: str, error: BaseException, attempt: int) -> None:
         """From the writer thread: a write failed and will be retried; say which item."""
@@ -88,12 +99,9 @@ class ReviewApp(App):
         return self.writer.unsaved()
 
     def on_unmount(self) -> None:
-        loop = asyncio.get_running_loop()
-        for sig in EXIT_SIGNALS:
-            try:
-                loop.remove_signal_handler(sig)
-            except (NotImplementedError, RuntimeError, ValueError):
-                pass
+        # From here on a signal's default action (end the process) is right: what quitting
+        # guarantees is done below, before Textual closes the terminal.
+        self._signals.uninstall()
         if not self.calibrate:
             self.writer.submit(release_session, self.session, label="release leases")
         self.writer.close()

@@ -32,6 +32,7 @@ def binding_ids() -> dict[str, str]:
     screen and widget of the review UI)."""
     from review_tui.screens.calibrate import CalibrationScreen
     from review_tui.screens.edit import EditScreen
+    from review_tui.screens.full_text import FullTextScreen
     from review_tui.screens.help import HelpScreen
     from review_tui.screens.kb_search import KBSearchScreen
     from review_tui.screens.modals import (BulkConfirmScreen, FilterScreen, RejectScreen,
@@ -43,7 +44,7 @@ def binding_ids() -> dict[str, str]:
     ids: dict[str, str] = {}
     for cls in (ReviewScreen, CandidateList, EditScreen, RejectScreen, TagScreen, FilterScreen,
                 BulkConfirmScreen, StatsScreen, HelpScreen, CalibrationScreen, KBSearchScreen,
-                ChunkSearch):
+                ChunkSearch, FullTextScreen):
         for b in cls.BINDINGS:
             if getattr(b, "id", None):
                 ids[b.id] = b.key
@@ -78,6 +79,8 @@ def read_keymap(config: ConfigFile, *, top_level_ok: bool = False) -> dict[str, 
     if not table and top_level_ok:
         table = {k: v for k, v in config.data.items() if not isinstance(v, dict)}
         prefix = ()
+    if not table:  # nothing remapped: no need to import every screen to list their ids
+        return {}
     known = binding_ids()
     keymap: dict[str, str] = {}
     for binding_id, keys in table.items():

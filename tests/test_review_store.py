@@ -329,3 +329,34 @@ def test_calibration_queue_hides_judge_and_drops_fully_scored(store):
     with pytest.raises(ReviewError):
         calibration.record_calibration(store, run_id="run1", query_id="q1", metric="judge", score=3,
                               annotator="ann")
+
+
+@pytest.mark.parametrize("answer, edit_answer, marks, edit_type, ready", [
+    ("Yes, within 30 days.", "", ["doc0.md#0"], None, True),  # a blank edit is no edit
+    ("", "  ", ["doc0.md#0"], None, False),
+    ("\n", None, ["doc0.md#0"], None, False),  # blank, not only spaces
+    ("Yes.", None, None, None, False),  # chunks never marked
+    ("Yes.", None, [], None, False),
+    ("Yes.", None, [], "unanswerable", True),
+])
+def test_one_accept_rule_for_the_screen_the_store_and_bulk(store, answer, edit_answer, marks,
+                                                           edit_type, ready):
+    from review_tui.screens.review import not_ready
+
+    add_candidates(store, 2)
+    store.conn.execute(
+        "UPDATE candidates SET type = 'production', answer = ?, edit_answer = ?,"
+        " edit_chunk_ids = ?, edit_type = ? WHERE id = 'c000001'",
+        (answer, edit_answer, None if marks is None else json.dumps(marks), edit_type))
+    screen_says = not_ready(review_queue.get_candidate(store, "c000001")) is None
+    preview = review_log.bulk_preview(store, CandidateFilter(verdict=None), "accept")
+    _, bulk_accepted = review_log.bulk_decide(store, CandidateFilter(verdict=None), "ann",
+                                              "accept")
+    review_log.undo_last(store, "ann")
+    try:
+        review_log.record_decision(store, "c000001", "ann", "accept")
+        store_says = True
+    except ReviewError:
+        store_says = False
+    assert (screen_says, store_says, bulk_accepted == 2, preview["applies"] == 2) == (
+        ready, ready, ready, ready)

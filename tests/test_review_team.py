@@ -120,6 +120,16 @@ def test_keep_renews_and_releases_the_rest(store):
     assert not review_leases.take(store, got[1], "ann", "s1")
 
 
+def test_a_restarted_session_takes_back_its_annotators_leases_at_once(store):
+    crashed = claim(store, "ann", "s-old", count=3)  # then killed: its leases stay 2 minutes
+    bobs = claim(store, "bob", "s-bob", count=2)
+    assert claim(store, "ann", "s-new", count=3) == crashed  # hers again, at once
+    assert claim(store, "cid", "s-cid", count=1)[0] not in crashed + bobs
+    assert not set(claim(store, "ann", "s-new", count=5, keep=crashed)) & set(bobs)
+    assert review_leases.take(store, bobs[0], "ann", "s-new") is False
+    assert review_leases.take(store, crashed[0], "ann", "s-newer") is True
+
+
 def test_skipped_items_come_back_to_others_and_last_to_the_skipper(store):
     review_log.record_decision(store, "c000000", "ann", "skip")
     review_log.record_decision(store, "c000001", "bob", "skip")
@@ -199,8 +209,9 @@ def test_bulk_leaves_decided_items_alone_unless_told_and_names_whose(store):
     review_log.record_decision(store, "c000001", "ann", "accept")
     review_log.record_decision(store, "c000006", "bob", "reject", reason="trivial")
     review_log.record_decision(store, "c000011", "bob", "skip")  # skipped is not decided
-    preview = review_log.bulk_preview(store, f)
-    assert preview == {"matching": 8, "open": 6, "decided": 2, "by": {"ann": 1, "bob": 1}}
+    preview = review_log.bulk_preview(store, f, "reject")
+    assert preview == {"matching": 8, "open": 6, "decided": 2, "by": {"ann": 1, "bob": 1},
+                       "not_ready": 0, "applies": 6, "applies_overwrite": 8}
     _, changed = review_log.bulk_decide(store, f, "lead", "reject", reason="ambiguous")
     assert changed == 6
     assert cand(store, "c000001")["status"] == "accepted"  # untouched

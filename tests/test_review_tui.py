@@ -171,6 +171,30 @@ async def test_bulk_accept_behind_confirmation_and_undo_as_one(db):
             assert review_queue.count_candidates(s, review_queue.CandidateFilter(status="accepted")) == 0
 
 
+async def test_bulk_accept_states_how_many_items_it_accepts(db):
+    with Store(db) as s:  # a production item without a reference is left out of an accept
+        s.conn.execute("UPDATE candidates SET type = 'production', answer = ''"
+                       " WHERE id = 'c000007'")
+    app = ReviewApp(db, "ann")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("A")
+        assert isinstance(app.screen, BulkConfirmScreen)
+        text = screen_text(app)
+        assert "Accept 29 items?" in text and "Yes, 29 (y)" in text
+        assert "1 item from production left out" in text
+        await pilot.press("y")
+        await settle(app, pilot)
+    assert len(log_rows(db)) == 29
+
+
+def test_bulk_confirmation_counts_with_thousands_separators():
+    from review_tui.screens.modals import items
+
+    assert "Accept {n}?".format(n=items(100_000)) == "Accept 100,000 items?"
+    assert items(1) == "1 item"
+
+
 async def test_decisions_survive_restart(db):
     app = ReviewApp(db, "ann")
     async with app.run_test(size=SIZE) as pilot:
@@ -394,7 +418,9 @@ async def test_bulk_names_decided_items_and_overwrites_only_when_asked(db):
         await pilot.press("R", "1")
         assert isinstance(app.screen, BulkConfirmScreen)
         text = screen_text(app)
-        assert "5 not decided yet" in text and "1 already decided (by bob 1)" in text
+        assert "Reject 5 items as wrong_answer?" in text
+        assert "y applies to the 5 not decided yet" in text
+        assert "1 already decided (by bob 1)" in text and "(6 in all)" in text
         await pilot.press("y")
         await settle(app, pilot)
         assert row(db, "c000001")["status"] == "accepted"
@@ -455,29 +481,51 @@ async def test_kb_search_highlights_matches_and_shows_text_as_data(evil_db):
         assert isinstance(app.screen, ReviewScreen)
 
 
-async def test_at_80x24_header_footer_and_evidence_fit(db):
-    with Store(db) as s:  # a long answer puts the sources below the fold
-        s.conn.execute("UPDATE candidates SET answer = ? WHERE id = 'c000000'",
-                       ("\n".join(f"Step {i} of a long answer." for i in range(40)),))
+TYPICAL_CHECKS = [{"check": name, "passed": True, "reason": reason, "source": source}
+                  for name, reason, source in (
+                      ("evidence_in_chunk", "quoted", "code"), ("numbers_grounded", "", "code"),
+                      ("answer_kind", "how many -> an amount", "code"), ("standalone", "", "code"),
+                      ("names_subject", "", "code"), ("not_tautology", "", "code"),
+                      ("round_trip", "the reader answered 'forty-two'", "llm"))]
+
+
+def typical(db, long_answer: bool = False) -> None:
+    """Questions sharing a long beginning, a sentence of answer, seven checks."""
+    with Store(db) as s:
+        for i, end in enumerate(("carry over into the next calendar year?",
+                                 "request without four weeks of notice?")):
+            s.conn.execute(
+                "UPDATE candidates SET question = ?, answer = ?, verification = ? WHERE id = ?",
+                ("How many days of unused annual leave may an employee " + end,
+                 "\n".join(f"Step {n} of a long answer." for n in range(10_000))
+                 if long_answer and i == 0 else "Forty-two days, if the manager approves.",
+                 json.dumps(TYPICAL_CHECKS), f"c{i:06d}"))
+
+
+async def test_at_80x24_answer_evidence_and_verification_fit(db):
+    typical(db)
     app = ReviewApp(db, "ann")
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(app, pilot)
-        lines = [line.strip() for line in screen_text_lines(app)]
+        lines = screen_text_lines(app)
+        text = "\n".join(lines)
         assert len(lines) == 24
-        assert lines[0].startswith("golden review · ann · reviewed 0/30")
-        assert lines[1].startswith("filter: (30 shown) verdict=passed")
-        assert lines[-1].startswith("? Help") and "q Quit" in lines[-1]
+        assert lines[0].strip().startswith("golden review · ann · reviewed 0/30")
+        assert lines[1].strip().startswith("filter: (30 shown) verdict=passed")
+        for key in ("? Help", "a Accept", "n Next", "p Prev", "/ Search", "f Filter"):
+            assert key in lines[-1].replace("a Accept", " a Accept"), (key, lines[-1])
+        assert "Forty-two days, if the manager approves." in text  # the answer
+        assert "Evidence" in text and "forty-two" in text  # the quote, in its chunk
+        assert "Verification ✓ 7 of 7 passed" in text
+        assert "round_trip: the reader answered 'forty-two'" in text
+        # neighbours sharing their first 50 characters show where they differ
+        assert "…carry over" in lines[2] and "…request" in lines[3]
         detail = app.screen.query_one("#detail")
+        assert detail.max_scroll_y >= 0 and detail.scroll_y == 0
+        await pilot.press("v")  # the whole sources, one key away
+        await pilot.pause()
         sources = app.screen.query_one("#detail-sources")
-        assert sources.region.y >= 24  # below the fold
-        await pilot.press("v")
-        await pilot.pause()
-        assert detail.scroll_y > 20
         assert detail.region.y <= sources.region.y < detail.region.bottom - 2
-        assert "forty-two" in screen_text(app)  # the evidence is on screen
-        await pilot.press("v")
-        await pilot.pause()
-        assert detail.scroll_y == 0
         await pilot.press("f")
         await pilot.pause()
         dialog = app.screen.query_one(".dialog")
@@ -485,6 +533,25 @@ async def test_at_80x24_header_footer_and_evidence_fit(db):
         dialog.scroll_end(animate=False)
         await pilot.pause()
         assert "Cancel" in screen_text(app)
+
+
+async def test_a_10000_line_answer_is_clipped_and_w_shows_all_of_it(db):
+    from review_tui.screens.full_text import FullTextScreen
+
+    typical(db, long_answer=True)
+    app = ReviewApp(db, "ann")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        body = str(app.screen.query_one("#detail-body").render())
+        assert "Step 14 of a long answer." in body and "Step 15 of" not in body
+        assert "… 9,985 more lines (w shows all)" in body
+        assert "Verification ✓ 7 of 7 passed" in body  # still right below the answer
+        await pilot.press("w")
+        assert isinstance(app.screen, FullTextScreen)
+        area = app.screen.query_one("#full-text-area")
+        assert "Step 9999 of a long answer." in area.text
+        await pilot.press("escape")
+        assert isinstance(app.screen, ReviewScreen)
 
 
 def screen_text_lines(app) -> list[str]:
@@ -526,6 +593,14 @@ class TestSnapshots:
 
         assert snap_compare(ReviewApp(db, "ann"), terminal_size=size, run_before=settled)
 
+    def test_typical_item_at_80x24(self, db, snap_compare):
+        typical(db)
+
+        async def settled(pilot):
+            await settle(pilot.app, pilot)
+
+        assert snap_compare(ReviewApp(db, "ann"), terminal_size=(80, 24), run_before=settled)
+
     def test_filter_dialog_at_80x24(self, db, snap_compare):
         async def opened(pilot):
             await settle(pilot.app, pilot)
@@ -565,3 +640,118 @@ def test_kill_9_after_deciding_loses_nothing(db, tmp_path):
     assert [row(db, f"c00000{i}")["status"] for i in range(4)] == [
         "accepted", "rejected", "skipped", "pending"]
     assert [r["action"] for r in log_rows(db)] == ["accept", "reject", "skip"]
+
+
+async def test_a_restart_after_kill_9_takes_its_leased_items_back_at_once(db, tmp_path):
+    test_kill_9_after_deciding_loses_nothing(db, tmp_path)
+    with Store(db) as s:  # the killed session's leases are still live (2 minutes)
+        assert s.query("SELECT count(*) AS n FROM review_leases")[0]["n"] == 3
+    app = ReviewApp(db, "ann")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        assert app.screen.current_id == "c000003"
+
+
+@pytest.mark.parametrize("keys", ["n a", "n n p a", "n a n a", "n n a a"])
+async def test_accept_after_moving_never_shows_the_decided_item_again(db, keys):
+    app = ReviewApp(db, "ann")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        screen = app.screen
+        decided = []
+        for key in keys.split():
+            if key == "a":
+                decided.append(screen.current_id)
+            await pilot.press(key)
+            if key == "a":  # the next item opens at once: never the one just decided
+                assert screen.current_id not in decided
+        await settle(app, pilot)
+        assert screen.current_id not in decided
+        assert screen.list.row(screen.list.cursor)["id"] == screen.current_id
+        assert screen.list.cursor < 10  # not thrown to the end of the list
+    assert [(r["candidate_id"], r["action"]) for r in log_rows(db)] == [
+        (cid, "accept") for cid in decided]
+
+
+def send_keys_at_once(app, keys: str) -> None:
+    """Post every key event before the app handles the first: keys typed faster than it
+    draws, or `tmux send-keys aaaa` (Pilot.press waits for idle after each key)."""
+    from textual import events
+
+    for key in keys:
+        event = events.Key(key, key)
+        event.set_sender(app)
+        app._driver.send_message(event)
+
+
+async def until(pilot, condition, seconds: float = 30.0) -> None:
+    """Pause until `condition()` holds (a bounded wait, not a timing assertion)."""
+    for _ in range(int(seconds / 0.05)):
+        if condition():
+            return
+        await pilot.pause(0.05)
+
+
+async def test_decision_keys_typed_ahead_are_queued_never_dropped(db):
+    app = ReviewApp(db, "ann")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        send_keys_at_once(app, "a" * 30)
+        await until(pilot, lambda: len(log_rows(db)) >= 30)
+        await settle(app, pilot)
+        assert not any("Not applied" in (n.title or "") for n in app._notifications)
+    rows = log_rows(db)
+    assert [(r["candidate_id"], r["action"]) for r in rows] == [
+        (f"c{i:06d}", "accept") for i in range(30)]
+
+
+async def test_keys_beyond_the_last_item_are_reported_not_dropped_silently(db):
+    app = ReviewApp(db, "ann")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        send_keys_at_once(app, "a" * 33)  # 30 items: 3 keys too many
+        await until(pilot, lambda: any("Not applied" in (n.title or "")
+                                       for n in app._notifications))
+        await settle(app, pilot)
+        messages = [n.message for n in app._notifications if n.title == "Not applied"]
+        assert messages and messages[0].startswith("3 key(s)")
+    assert [r["action"] for r in log_rows(db)] == ["accept"] * 30
+
+
+STARTUP_SCRIPT = """
+import asyncio, sys
+from review_tui.app import ReviewApp
+
+async def main():
+    app = ReviewApp(sys.argv[1], "ann")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await app.screen.settle()
+        assert app.screen.current_id == "c000000"
+    print(" ".join(m for m in ("sqlite_utils", "numpy", "pydantic", "markdown_it")
+                   if m in sys.modules))
+
+asyncio.run(main())
+"""
+
+
+def test_the_first_frame_needs_neither_sqlite_utils_nor_pydantic_nor_dialogs(db, tmp_path):
+    """What the first frame does not need is not imported before it (issue 32: the first
+    frame was 3-4x a bare Textual app's, sqlite-utils, the help's Markdown and the dialogs
+    among the causes); opening an up-to-date database reads its schema version only."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from builder.store.db import SCHEMA
+    from builder.store.migrations import known_migrations
+
+    assert list(SCHEMA) == known_migrations()  # add a new migration's name to SCHEMA too
+    script = tmp_path / "startup.py"
+    script.write_text(STARTUP_SCRIPT)
+    root = Path(__file__).resolve().parents[1]
+    proc = subprocess.run([sys.executable, str(script), db], cwd=root, timeout=120,
+                          capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(root)})
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == []

@@ -30,14 +30,34 @@ import sqlite3
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-
-import sqlite_utils
+from typing import TYPE_CHECKING, Any
 
 from builder import __version__
 from builder.errors import GoldenError, InputError, JobError
 from builder.store.review_overlap import register_functions
 
+if TYPE_CHECKING:
+    import sqlite_utils
+
 BUSY_TIMEOUT_MS = 30_000
+SCHEMA = ("m001_documents_and_chunks", "m002_generation_review_llm_runs", "m003_review_indexes",
+          "m004_review_search_and_counts", "m005_fact_cells", "m006_review_team",
+          "m007_production_logs", "m008_batch_requests")
+"""The names of builder/store/migrations.py's migrations, in order (a test keeps the two
+equal). A file that has applied exactly these is current: opening it then skips importing the
+migration machinery (sqlite-utils, which imports numpy when present: 0.1-0.3 s of every
+command's start, and of the review UI's first frame)."""
+
+
+def _is_current(conn: sqlite3.Connection) -> bool:
+    if conn.execute("PRAGMA user_version").fetchone()[0] != len(SCHEMA):
+        return False
+    if not conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name ="
+                        " '_sqlite_migrations'").fetchone():
+        return False
+    return tuple(r[0] for r in conn.execute(
+        "SELECT name FROM _sqlite_migrations WHERE migration_set = 'golden' ORDER BY rowid"
+    )) == SCHEMA
 
 
 def _refuse_foreign(conn: sqlite3.Connection, path: str | Path) -> None:
@@ -132,7 +152,9 @@ class Store:
             conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
             register_functions(conn)
             _refuse_foreign(conn, path)  # before WAL: that pragma alone would change the file
-            _refuse_newer(conn, path)
+            current = _is_current(conn)
+            if not current:
+                _refuse_newer(conn, path)
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute("PRAGMA foreign_keys=ON")
@@ -142,9 +164,9 @@ class Store:
                 raise fault from exc
             raise InputError(f"not a golden database ({exc})", path=str(path)) from exc
         self.conn = conn
-        self.db = sqlite_utils.Database(conn)
+        self._db: sqlite_utils.Database | None = None
         self._lock = threading.RLock()
-        if migrate:
+        if migrate and not current:
             from builder.store.migrations import apply_migrations
 
             try:
@@ -153,22 +175,40 @@ class Store:
                 conn.close()
                 raise
 
+    @property
+    def db(self) -> sqlite_utils.Database:
+        """sqlite-utils' view of this connection, made on first use (its import is slow)."""
+        if self._db is None:
+            import sqlite_utils
+
+            self._db = sqlite_utils.Database(self.conn)
+        return self._db
+
     @contextlib.contextmanager
-    def write(self) -> Iterator[sqlite_utils.Database]:
+    def write(self) -> Iterator[Any]:
         """A write transaction taken with BEGIN IMMEDIATE; commits on success, rolls back on error.
+        Yields the sqlite-utils Database (`db[table].insert_all(...)`), made only if used.
 
         Nested calls join the outer transaction (as a savepoint), so a function that writes can
         be called alone or as part of a larger all-or-nothing unit.
         """
         with self._lock:
             if self.conn.in_transaction:
-                with self.db.atomic():
-                    yield self.db
+                self.conn.execute("SAVEPOINT golden_nested")
+                try:
+                    yield _LazyDatabase(self)
+                except BaseException:
+                    if self.conn.in_transaction:  # SQLite may have rolled it all back
+                        with contextlib.suppress(sqlite3.Error):
+                            self.conn.execute("ROLLBACK TO golden_nested")
+                            self.conn.execute("RELEASE golden_nested")
+                    raise
+                self.conn.execute("RELEASE golden_nested")
                 return
             try:
                 self.conn.execute("BEGIN IMMEDIATE")
                 try:
-                    yield self.db
+                    yield _LazyDatabase(self)
                 except BaseException:
                     if self.conn.in_transaction:
                         self.conn.execute("ROLLBACK")
@@ -198,3 +238,16 @@ class Store:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+class _LazyDatabase:
+    """What `Store.write()` yields: the store's sqlite-utils Database, made on first use."""
+
+    def __init__(self, store: Store):
+        self._store = store
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._store.db, name)
+
+    def __getitem__(self, table: str) -> Any:
+        return self._store.db[table]

@@ -5,7 +5,11 @@ decided them) and that no one else holds: each session takes a short lease (`LEA
 on the items it shows or has lined up, renews it while it runs, and loses it on a decision
 (review_log releases it in the decision's transaction), on quit (`release_session`) or when
 it expires (a session killed with -9). An overlap item (review_overlap.py) may be held by as
-many sessions as it still needs decisions.
+many annotators as it still needs decisions.
+
+A lease keeps OTHER annotators away; it never keeps its own annotator out. A session restarted
+after a crash (a new session id, the old leases still live for up to LEASE_SECONDS) is offered
+the same items again at once, in queue order; two windows open under one name share a queue.
 
 The order of the offer follows the list's filter and sort: first the items nobody has
 decided, then items others skipped, then the annotator's own skipped items, after the rest.
@@ -52,30 +56,30 @@ def claim_next(store: Store, f: CandidateFilter, annotator: str, session: str, *
         conn = store.conn
         _renew(store, session, list(keep), now + ttl)
         conn.execute("DELETE FROM review_leases WHERE expires_at <= ?", (now,))
-        got = _open_items(store, f, annotator, session, after_key, count, set(keep), now)
+        got = _open_items(store, f, annotator, after_key, count, set(keep), now)
         conn.executemany(
             "INSERT OR REPLACE INTO review_leases (candidate_id, session, annotator, expires_at)"
             " VALUES (?, ?, ?, ?)", [(cid, session, annotator, now + ttl) for cid, _ in got])
         return got
 
 
-def _open_items(store: Store, f: CandidateFilter, annotator: str, session: str,
+def _open_items(store: Store, f: CandidateFilter, annotator: str,
                 after_key: tuple | None, count: int, exclude: set[str], now: float
                 ) -> list[tuple[str, tuple]]:
     keys, direction = _sort(f)
     where, params = where_clause(f, store)
     others = ("(SELECT count(*) FROM review_leases l WHERE l.candidate_id = c.id"
-              " AND l.session <> ? AND l.expires_at > ?)")
+              " AND l.annotator <> ? AND l.expires_at > ?)")
     mine = ("EXISTS (SELECT 1 FROM review_votes v WHERE v.candidate_id = c.id"
             " AND v.annotator = ? AND v.final = 0{})")
     my_skip = mine.format(" AND v.decision = 'skip'")
     if f.conflict:
         stages = [(f"c.conflict = 1 AND c.status = 'pending' AND {others} = 0",
-                   [session, now])]
+                   [annotator, now])]
     else:
         needed, needed_params = get_overlap(store.conn).needed_sql()
         free = f"c.votes + {others} < {needed}"
-        free_params = [session, now, *needed_params]
+        free_params = [annotator, now, *needed_params]
         stages = [
             (f"c.status = 'pending' AND c.conflict = 0 AND NOT {mine.format('')} AND {free}",
              [annotator, *free_params]),
@@ -105,12 +109,12 @@ def _open_items(store: Store, f: CandidateFilter, annotator: str, session: str,
 def take(store: Store, candidate_id: str, annotator: str, session: str,
          ttl: float = LEASE_SECONDS) -> bool:
     """Lease one given candidate for the session (after an undo brings it back, say) unless
-    another session holds it. True when the session holds it now."""
+    another annotator holds it. True when the session holds it now."""
     with store.write():
         now = time.time()
         held = store.conn.execute(
-            "SELECT 1 FROM review_leases WHERE candidate_id = ? AND session <> ?"
-            " AND expires_at > ?", (candidate_id, session, now)).fetchone()
+            "SELECT 1 FROM review_leases WHERE candidate_id = ? AND annotator <> ?"
+            " AND expires_at > ?", (candidate_id, annotator, now)).fetchone()
         if held:
             return False
         store.conn.execute(

@@ -29,6 +29,8 @@ from builder.store.db import Store
 from builder.store.jsoncols import from_json, to_json
 from builder.store.review_overlap import Overlap, get_overlap
 from builder.store.review_queue import CandidateFilter, candidate_tags, where_clause
+from builder.store.review_ready import MESSAGES as ACCEPT_MESSAGES
+from builder.store.review_ready import NOT_READY_SQL, accept_problem
 from builder.store.timeutil import utcnow
 from builder.vocabulary import (
     DECIDED_STATUS, DECISIONS, DIFFICULTIES, ITEM_TYPES, PRODUCTION, REJECT_REASONS,
@@ -43,11 +45,6 @@ SETTLED_FIELDS = ("status", "votes", "conflict", "adjudicated_by", "reject_reaso
 """The part of the state that `settle` derives from the votes."""
 EDITABLE = {"question": "edit_question", "answer": "edit_answer", "type": "edit_type",
             "difficulty": "edit_difficulty", "chunk_ids": "edit_chunk_ids"}
-NOT_READY_SQL = (
-    "(c.type = 'production' AND (c.edit_chunk_ids IS NULL"
-    " OR trim(coalesce(c.edit_answer, c.answer)) = ''"
-    " OR (c.edit_chunk_ids = '[]' AND coalesce(c.edit_type, c.type) <> 'unanswerable')))")
-"""A production candidate that cannot be accepted yet (see `check_accept`)."""
 DECIDED_SQL = "(c.status IN ('accepted', 'rejected') OR c.votes > 0 OR c.conflict = 1)"
 """A candidate someone has accepted or rejected (bulk actions leave these alone by default)."""
 
@@ -222,23 +219,13 @@ def _next_state(action: str, state: dict, original: dict, *, edits: dict | None,
 
 
 def check_accept(current: dict) -> None:
-    """A `production` item (a real user question promoted from logs) is accepted only with a
-    reference answer and its relevant chunks marked by a reviewer: none at all only when it
-    was made an unanswerable item (the knowledge base does not cover it). ReviewError else."""
+    """ReviewError when the candidate cannot be accepted yet (`review_ready.accept_problem`:
+    a production item without a reference answer or its relevant chunks marked)."""
     state, original = current["state"], current["original"]
-    if original["type"] != PRODUCTION:
-        return
-    answer = state["edit_answer"] if state["edit_answer"] is not None else original["answer"]
-    if not (answer or "").strip():
-        raise ReviewError("a production item needs a reference answer before it is accepted: "
-                          "write it (edit)")
-    marked = from_json(state["edit_chunk_ids"])
-    if marked is None:
-        raise ReviewError("a production item needs its relevant chunks marked before it is "
-                          "accepted: mark them in the knowledge-base search")
-    if not marked and (state["edit_type"] or original["type"]) != "unanswerable":
-        raise ReviewError("no relevant chunk is marked: mark at least one, or make the item "
-                          "unanswerable (type) when the knowledge base does not cover it")
+    problem = accept_problem(original["type"], original["answer"], state["edit_answer"],
+                             state["edit_chunk_ids"], state["edit_type"])
+    if problem is not None:
+        raise ReviewError(ACCEPT_MESSAGES[problem])
 
 
 def check_decision(action: str, reason: str | None, note: str | None) -> None:
@@ -369,11 +356,26 @@ def _same(a: dict, b: dict) -> bool:
     return all(a.get(k) == b.get(k) for k in (*STATE_FIELDS, "tags"))
 
 
-def bulk_preview(store: Store, f: CandidateFilter) -> dict:
-    """What a bulk action over `f` would touch: {matching, open, decided, by: {annotator: n}}.
-    `decided` candidates (someone accepted or rejected them) are left alone unless the action
-    is told to overwrite; `by` names whose decisions those are (a candidate decided by two
-    annotators counts for each)."""
+def _bulk_sql(f: CandidateFilter, store: Store, action: str | None, overwrite: bool
+              ) -> tuple[str, list]:
+    """The FROM/WHERE of the candidates a bulk `action` over `f` touches: the undecided ones
+    (all with `overwrite`), minus production items not ready to accept for an accept. One
+    rule for the preview's count and for the action itself."""
+    where, params = where_clause(f, store)
+    if not overwrite:
+        where += f" AND NOT {DECIDED_SQL}"
+    if action == "accept":
+        where += f" AND NOT {NOT_READY_SQL}"
+    return where, list(params)
+
+
+def bulk_preview(store: Store, f: CandidateFilter, action: str | None = None) -> dict:
+    """What a bulk action over `f` would touch: {matching, open, decided, by: {annotator: n},
+    applies, applies_overwrite, not_ready}. `decided` candidates (someone accepted or rejected
+    them) are left alone unless the action is told to overwrite; `by` names whose decisions
+    those are (a candidate decided by two annotators counts for each). `applies` is exactly
+    how many `bulk_decide(..., action)` changes at most (`applies_overwrite` with overwrite);
+    `not_ready` counts production items an accept leaves out (`check_accept`)."""
     where, params = where_clause(f, store)
     matching = store.conn.execute(f"SELECT count(*) {where}", params).fetchone()[0]
     decided = store.conn.execute(f"SELECT count(*) {where} AND {DECIDED_SQL}",
@@ -382,7 +384,16 @@ def bulk_preview(store: Store, f: CandidateFilter) -> dict:
         "SELECT v.annotator, count(DISTINCT v.candidate_id) FROM review_votes v"
         f" WHERE v.decision <> 'skip' AND v.candidate_id IN (SELECT c.id {where}"
         f" AND {DECIDED_SQL}) GROUP BY v.annotator ORDER BY 2 DESC, 1", params).fetchall())
-    return {"matching": matching, "open": matching - decided, "decided": decided, "by": by}
+    not_ready = 0
+    if action == "accept":
+        not_ready = store.conn.execute(f"SELECT count(*) {where} AND {NOT_READY_SQL}",
+                                       params).fetchone()[0]
+    counts = {}
+    for name, overwrite in (("applies", False), ("applies_overwrite", True)):
+        sql, sql_params = _bulk_sql(f, store, action, overwrite)
+        counts[name] = store.conn.execute(f"SELECT count(*) {sql}", sql_params).fetchone()[0]
+    return {"matching": matching, "open": matching - decided, "decided": decided, "by": by,
+            "not_ready": not_ready, **counts}
 
 
 def bulk_decide(store: Store, f: CandidateFilter, annotator: str, action: str, *,
@@ -405,12 +416,9 @@ def bulk_decide(store: Store, f: CandidateFilter, annotator: str, action: str, *
         raise ReviewError(f"bulk {action!r} is not supported")
     if action in DECISIONS:
         check_decision(action, reason, note)
-    where, params = where_clause(f, store)
-    rows = store.conn.execute(
-        f"SELECT c.id, {DECIDED_SQL} {where}"
-        + ("" if overwrite else f" AND NOT {DECIDED_SQL}")
-        + (f" AND NOT {NOT_READY_SQL}" if action == "accept" else "")
-        + " ORDER BY c.id", params).fetchall()
+    where, params = _bulk_sql(f, store, action, overwrite)
+    rows = store.conn.execute(f"SELECT c.id, {DECIDED_SQL} {where} ORDER BY c.id",
+                              params).fetchall()
     batch_id = uuid.uuid4().hex
     changed = 0
     for start in range(0, len(rows), chunk):

@@ -31,9 +31,13 @@ def overlap_slot(candidate_id: str | None) -> float:
 
 
 def register_functions(conn: sqlite3.Connection) -> None:
-    """Make `golden_overlap_slot(id)` callable in this connection's queries (never used in a
-    trigger, index or view, so other SQLite tools can still read and write the file)."""
+    """Make `golden_overlap_slot(id)` and `golden_accept_problem(...)` (review_ready.py)
+    callable in this connection's queries (never used in a trigger, index or view, so other
+    SQLite tools can still read and write the file)."""
+    from builder.store import review_ready
+
     conn.create_function(SLOT_FUNCTION, 1, overlap_slot, deterministic=True)
+    review_ready.register(conn)
 
 
 @dataclass(frozen=True)

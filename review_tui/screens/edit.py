@@ -18,7 +18,8 @@ from textual.screen import ModalScreen
 from textual.widgets import Label, Select, Static, TextArea
 
 from builder.vocabulary import DIFFICULTIES, ITEM_TYPES
-from review_tui.safe_text import safe_text, visible
+from review_tui.safe_text import visible
+from review_tui.widgets.detail import clipped_text
 from review_tui.widgets.footer import KeyFooter
 
 
@@ -57,9 +58,9 @@ class EditScreen(ModalScreen[EditResult | None]):
             with Horizontal():
                 with VerticalScroll(classes="edit-original"):
                     yield Label("Generated question")
-                    yield Static(safe_text(c["question"]), classes="original")
+                    yield Static(clipped_text(c["question"]), classes="original")
                     yield Label("Generated answer")
-                    yield Static(safe_text(c["answer"]), classes="original")
+                    yield Static(clipped_text(c["answer"]), classes="original")
                     original = Text("type: ", "bold")
                     original.append(visible(c["type"], multiline=False))
                     original.append("   difficulty: ", "bold")

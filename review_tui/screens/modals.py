@@ -33,6 +33,11 @@ REASON_LABELS = {
 }
 
 
+def items(n: int) -> str:
+    """'1 item', '100,000 items'."""
+    return f"{n:,} item{'' if n == 1 else 's'}"
+
+
 @dataclass(frozen=True)
 class BulkChoice:
     """The answer to a bulk confirmation: overwrite=True includes already-decided items."""
@@ -51,29 +56,36 @@ class BulkConfirmScreen(ModalScreen[BulkChoice | None]):
         Binding("n,escape", "cancel", "No", id="confirm.no"),
     ]
 
-    def __init__(self, what: str, filter_text: str, preview: dict):
+    def __init__(self, question: str, filter_text: str, preview: dict):
         super().__init__()
-        self.what = what
+        self.question = question
+        """What y does, with `{n}` where the count goes: "Accept {n}?"."""
         self.filter_text = filter_text
         self.preview = preview
 
     def compose(self) -> ComposeResult:
         p = self.preview
-        text = Text(f"{self.what}: {p['matching']} candidates match\n", "bold")
+        applies, overwrite = p.get("applies", p["open"]), p.get("applies_overwrite", p["matching"])
+        text = Text(self.question.format(n=items(applies)) + "\n", "bold")
+        text.append(f"{items(p['matching'])} match ")
         text.append(visible(self.filter_text, multiline=False) + "\n\n")
-        text.append(f"{p['open']} not decided yet: y applies to these only.\n")
+        text.append(f"y applies to the {applies:,} not decided yet.\n")
+        if p.get("not_ready"):
+            text.append(f"{items(p['not_ready'])} from production left out: not ready to "
+                        f"accept (no reference or no chunks marked).\n", "yellow")
         if p["decided"]:
-            whose = ", ".join(f"{visible(a, multiline=False)} {n}" for a, n in p["by"].items())
-            text.append(f"{p['decided']} already decided", "bold yellow")
+            whose = ", ".join(f"{visible(a, multiline=False)} {n:,}" for a, n in p["by"].items())
+            text.append(f"{p['decided']:,} already decided", "bold yellow")
             text.append(f" (by {whose})" if whose else "", "yellow")
-            text.append(": o overwrites them too, as your final decision.\n", "yellow")
+            text.append(f": o overwrites them too, as your final decision ({overwrite:,} in "
+                        f"all).\n", "yellow")
         text.append("u undoes the whole batch.", "dim")
         with VerticalScroll(classes="dialog"):
             yield Static(text, classes="dialog-title")
             with Horizontal(classes="dialog-buttons"):
-                yield Button(f"Undecided only, {p['open']} (y)", variant="primary", id="yes")
+                yield Button(f"Yes, {applies:,} (y)", variant="primary", id="yes")
                 if p["decided"]:
-                    yield Button(f"Overwrite, all {p['matching']} (o)", variant="warning",
+                    yield Button(f"Overwrite, {overwrite:,} (o)", variant="warning",
                                  id="overwrite")
                 yield Button("Cancel (n)", id="no")
 

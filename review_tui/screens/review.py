@@ -1,4 +1,6 @@
 """The review screen: candidate list, detail pane, progress header, and every review key.
+Dialogs are imported by the key that opens them: none is needed for the first frame (help's
+Markdown alone cost ~50 ms of start-up).
 
 Data flow, and what keeps it fast, loss-free and free of duplicated work:
 - Reads that a key press needs (a block of list rows, one candidate's detail) run on the UI
@@ -25,6 +27,7 @@ import threading
 import time
 from dataclasses import replace
 from functools import partial
+from typing import TYPE_CHECKING
 
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -35,20 +38,19 @@ from textual.worker import WorkerCancelled
 
 from builder.review.agreement import agreement, throughput
 from builder.store import Store
-from builder.store import review_leases, review_log, review_queue
+from builder.store import review_leases, review_log, review_queue, review_ready
 from builder.store.review_queue import CandidateFilter
 from builder.store.review_stats import decision_times, shared_votes
-from builder.vocabulary import DECIDED_STATUS, PRODUCTION
+from builder.vocabulary import DECIDED_STATUS
 from review_tui.safe_text import visible
-from review_tui.screens.edit import EditResult, EditScreen
-from review_tui.screens.help import HelpScreen
-from review_tui.screens.kb_search import KBSearchScreen
-from review_tui.screens.modals import (BulkChoice, BulkConfirmScreen, FilterScreen, Rejection,
-                                       RejectScreen, StatsScreen, TagScreen)
 from review_tui.widgets.candidate_list import BLOCK, CandidateList
 from review_tui.widgets.detail import DetailPane
 from review_tui.widgets.footer import KeyFooter
 from review_tui.widgets.progress import ProgressLine
+
+if TYPE_CHECKING:
+    from review_tui.screens.edit import EditResult
+    from review_tui.screens.modals import BulkChoice, Rejection
 
 POLL_SECONDS = 2.0
 LEASE_RENEW = 30.0
@@ -94,30 +96,46 @@ class RefreshReader:
                     store.close()
             if self._store is None:
                 self._store = Store(self.db_path, migrate=False)
-            return compute_refresh(self._store, f, candidate_id, annotator)
+            try:
+                return compute_refresh(self._store, f, candidate_id, annotator)
+            finally:
+                if self._closed:  # the screen went while we counted: close it here
+                    self._close_store()
 
     def close(self) -> None:
-        with self._lock:
-            self._closed = True
-            if self._store is not None:
-                self._store.close()
-                self._store = None
+        """Never waits for a refresh in flight (a count over 100,000 rows on a busy machine
+        took seconds, and quitting waited for it): that refresh closes the connection."""
+        self._closed = True
+        if self._lock.acquire(blocking=False):
+            try:
+                self._close_store()
+            finally:
+                self._lock.release()
+
+    def _close_store(self) -> None:
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+
+
+NOT_READY_HINTS = {
+    review_ready.NO_ANSWER: "Write the reference answer first (e): a production item has none "
+                            "until you do.",
+    review_ready.NO_MARKS: "Mark the relevant chunks first (m): search the knowledge base, "
+                           "space marks.",
+    review_ready.NONE_MARKED: "No relevant chunk is marked: mark one (m), or make the item "
+                              "unanswerable (e, type) if the knowledge base does not cover it.",
+}
 
 
 def not_ready(candidate: dict) -> str | None:
-    """Why a production item cannot be accepted yet (None when it can): the check the store
-    makes too (`review_log.check_accept`), said before anything is sent."""
-    if candidate.get("type") != PRODUCTION:
-        return None
-    if not (candidate.get("edit_answer") or candidate.get("answer") or "").strip():
-        return "Write the reference answer first (e): a production item has none until you do."
-    marked = candidate.get("edit_chunk_ids")
-    if marked is None:
-        return "Mark the relevant chunks first (m): search the knowledge base, space marks."
-    if not marked and (candidate.get("edit_type") or candidate["type"]) != "unanswerable":
-        return ("No relevant chunk is marked: mark one (m), or make the item unanswerable "
-                "(e, type) if the knowledge base does not cover it.")
-    return None
+    """Why the candidate cannot be accepted yet, said with the keys that fix it (None when it
+    can): the store's own rule (`review_ready.accept_problem`), checked before anything is
+    sent."""
+    problem = review_ready.accept_problem(
+        candidate.get("type"), candidate.get("answer"), candidate.get("edit_answer"),
+        candidate.get("edit_chunk_ids"), candidate.get("edit_type"))
+    return None if problem is None else NOT_READY_HINTS[problem]
 
 
 def item_label(action: str, candidate: dict | None, candidate_id: str) -> str:
@@ -131,27 +149,29 @@ def item_label(action: str, candidate: dict | None, candidate_id: str) -> str:
 
 class ReviewScreen(Screen):
     AUTO_FOCUS = "#list"  # not the first focusable (the search field): one focus move less
-    # Help and quit come first: the footer is cut at the right on a narrow terminal.
+    # The footer is cut at the right on a narrow terminal: at 80 columns it shows help, the
+    # decisions, moving, search and filter; the rest is in help (?).
     BINDINGS = [
         Binding("question_mark", "help", "Help", id="review.help"),
-        Binding("q", "quit", "Quit", id="review.quit"),
         Binding("a", "decide('accept')", "Accept", id="review.accept"),
         Binding("r", "reject", "Reject", id="review.reject"),
         Binding("s", "decide('skip')", "Skip", id="review.skip"),
         Binding("e", "edit", "Edit", id="review.edit"),
-        Binding("v", "evidence", "Evidence", id="review.evidence"),
-        Binding("K", "kb_search", "KB search", id="review.kb_search"),
-        Binding("m", "mark_chunks", "Mark chunks", show=False, id="review.mark_chunks"),
         Binding("u", "undo", "Undo", id="review.undo"),
-        Binding("t", "tag", "Tag", id="review.tag"),
         Binding("n", "move(1)", "Next", id="review.next"),
         Binding("p", "move(-1)", "Prev", id="review.prev"),
         Binding("slash", "search", "Search", id="review.search"),
         Binding("f", "filter", "Filter", id="review.filter"),
+        Binding("q", "quit", "Quit", id="review.quit"),
+        Binding("v", "evidence", "Evidence", id="review.evidence"),
+        Binding("t", "tag", "Tag", id="review.tag"),
+        Binding("K", "kb_search", "KB search", id="review.kb_search"),
         Binding("c", "conflicts", "Conflicts", id="review.conflicts"),
+        Binding("m", "mark_chunks", "Mark chunks", show=False, id="review.mark_chunks"),
         Binding("o", "cycle_sort", "Sort", show=False, id="review.sort"),
         Binding("x", "reset_filter", "Queue", show=False, id="review.reset_filter"),
         Binding("z", "zoom", "Hide list", show=False, id="review.zoom"),
+        Binding("w", "whole_text", "Whole text", show=False, id="review.whole_text"),
         Binding("S", "stats", "Agreement", show=False, id="review.stats"),
         Binding("A", "bulk('accept')", "Bulk accept", show=False, id="review.bulk_accept"),
         Binding("R", "bulk('reject')", "Bulk reject", show=False, id="review.bulk_reject"),
@@ -185,6 +205,10 @@ class ReviewScreen(Screen):
         self._claim_show = False
         self._last_key: tuple | None = None  # sort key of the last item claimed
         self._last_decided: str | None = None
+        self._count_after_open = False
+        self._queued: list[tuple] = []
+        """Decision keys (accept, skip, reject) pressed while the next item was still being
+        claimed: applied in order as items open, never dropped silently."""
         self._generation = 0
         self._landed: set[str] = set()
         self._marker = review_queue.change_marker(store)
@@ -253,6 +277,7 @@ class ReviewScreen(Screen):
         exact count and progress follow from a background refresh."""
         self.filter = f
         self._generation += 1
+        self._drop_queued("the filter changed")
         first = review_queue.page_candidates(self.store, f, 0, BLOCK)
         lst = self.list
         lst.reset(fetch=partial(review_queue.page_candidates, self.store, f), count=len(first),
@@ -266,10 +291,14 @@ class ReviewScreen(Screen):
         search = self.query_one("#search", Input)
         if search.value != f.text:
             search.value = f.text
+        search.set_class(bool(f.text) or search.has_focus, "shown")
         self._show_progress(count=None)
-        # Start the count just after the first paint (measured: starting it at once made the
-        # first screen no faster), and let quick successive filter changes share one count.
-        self.schedule_refresh(delay=0.1)
+        # Count once the first item is on screen (`_take_claimed`): a count over 100,000 rows
+        # running beside the claim and the first paint cost the first frame more CPU than
+        # anything else we do. The timer is the fallback; quick successive filter changes
+        # share one count.
+        self._count_after_open = True
+        self.schedule_refresh(delay=1.0)
 
     def _show_progress(self, count: int | None) -> None:
         self.query_one("#progress", ProgressLine).show(self.stats, self.annotator,
@@ -312,7 +341,8 @@ class ReviewScreen(Screen):
         finally:
             if self._claim_wanted:
                 wanted_show, self._claim_wanted, self._claim_show = self._claim_show, False, False
-                need = PREFETCH + (self.current_id is None) - len(self.offers)
+                need = (PREFETCH + (self.current_id is None) + len(self._queued)
+                        - len(self.offers))
                 if need > 0:
                     self._claim(need, show=wanted_show)
 
@@ -328,12 +358,44 @@ class ReviewScreen(Screen):
                 self.offers.append((cid, key))
                 self.held.add(cid)
             self._last_key = key
+        if self._count_after_open:
+            self._count_after_open = False
+            self.call_after_refresh(self.schedule_refresh)
         if self.current_id is None and not self.open_next(claim_more=False):
+            self._drop_queued("no item is left to review in this filter")
             if show:
                 self._browse_start()
             else:
                 self.app.notify("No item left to review in this filter.", markup=False)
                 self.show_candidate(self._last_decided)
+        self._replay_queued()
+
+    def _waiting_for_item(self) -> bool:
+        """No item is open because the next one is still being claimed."""
+        return self.current_id is None and bool(self._claims or self._claim_wanted)
+
+    def _queue_key(self, *action) -> None:
+        """Hold a decision key pressed before the next item opened, and make sure the claim
+        in flight (or the next one) brings enough items for every held key."""
+        self._queued.append(action)
+        self._claim(PREFETCH + 1 + len(self._queued), show=False)
+
+    def _replay_queued(self) -> None:
+        """Apply held decision keys, in the order pressed, while an item is open (a reject
+        waits for its dialog; the rest continue when it closes)."""
+        while self._queued and self.current_id is not None and self.app.screen is self:
+            action = self._queued.pop(0)
+            if action[0] == "reject":
+                self.action_reject()
+                return
+            self.action_decide(*action[1:])
+
+    def _drop_queued(self, why: str) -> None:
+        if self._queued:
+            count, self._queued = len(self._queued), []
+            self.app.bell()
+            self.app.notify(f"{count} key(s) pressed ahead were not applied: {why}.",
+                            title="Not applied", severity="warning", markup=False)
 
     def _browse_start(self) -> None:
         """Nothing to claim in this filter: show its first row for browsing."""
@@ -361,11 +423,15 @@ class ReviewScreen(Screen):
         opens when it lands). False when nothing was lined up and no claim was made."""
         while self.offers:
             cid, _key = self.offers.pop(0)
+            if cid in self.list.overlay:  # decided here, its write not read back yet
+                self.held.discard(cid)
+                continue
             candidate = review_queue.get_candidate(self.store, cid)
             if self._open_for_me(candidate):
                 self._show_id(cid)
-                if claim_more and PREFETCH - len(self.offers) > 0:
-                    self._claim(PREFETCH - len(self.offers), show=False)
+                need = PREFETCH + len(self._queued) - len(self.offers)
+                if claim_more and need > 0:
+                    self._claim(need, show=False)
                 return True
             self.held.discard(cid)
         if not claim_more:
@@ -373,7 +439,7 @@ class ReviewScreen(Screen):
         self.current_id, self.current = None, None
         self.query_one("#detail", DetailPane).waiting()
         if self._claims == 0:
-            self._claim(PREFETCH + 1, show=False)
+            self._claim(PREFETCH + 1 + len(self._queued), show=False)
         return True
 
     # ------------------------------------------------------------------ refresh
@@ -491,7 +557,10 @@ class ReviewScreen(Screen):
         open the next item lined up for this session."""
         cid = self.current_id
         if cid is None:
-            self.app.bell()
+            if self._waiting_for_item():
+                self._queue_key("decide", action, reason, note)
+            else:
+                self.app.bell()
             return
         final = self.adjudicating
         if action == "accept" and self.current is not None and self.current_id == cid:
@@ -508,6 +577,9 @@ class ReviewScreen(Screen):
         self.list.overlay[cid] = DECIDED_STATUS[action]
         self.list.refresh()
         self.held.discard(cid)
+        # A browsed item (n/p) may be one of the lined-up offers: it is decided now, so it
+        # must not open again as "next" before its write lands.
+        self.offers = [(o, key) for o, key in self.offers if o != cid]
         label = item_label(("final " if final else "") + action, self.current, cid)
         future = self._submit(review_log.record_decision, cid, self.annotator, action,
                               reason=reason, note=note, final=final, label=label,
@@ -522,17 +594,25 @@ class ReviewScreen(Screen):
             self.list.refresh()
 
     def action_reject(self) -> None:
+        from review_tui.screens.modals import RejectScreen
+
         if self.current_id is None:
-            self.app.bell()
+            if self._waiting_for_item():
+                self._queue_key("reject")
+            else:
+                self.app.bell()
             return
 
         def done(choice: Rejection | None) -> None:
             if choice is not None:
                 self.action_decide("reject", choice.reason, choice.note)
+            self._replay_queued()
 
         self.app.push_screen(RejectScreen(), done)
 
     def action_edit(self) -> None:
+        from review_tui.screens.edit import EditScreen
+
         if self.current is None:
             self.app.bell()
             return
@@ -553,6 +633,8 @@ class ReviewScreen(Screen):
         self.app.push_screen(EditScreen(self.current), done)
 
     def action_tag(self) -> None:
+        from review_tui.screens.modals import TagScreen
+
         if self.current is None:
             self.app.bell()
             return
@@ -595,13 +677,16 @@ class ReviewScreen(Screen):
         self.list.refresh()
 
     def action_bulk(self, action: str) -> None:
+        from review_tui.screens.modals import BulkConfirmScreen, RejectScreen, TagScreen
+
         f = self.filter
-        preview = review_log.bulk_preview(self.store, f)
-        if not preview["matching"]:
+        if not review_queue.count_candidates(self.store, f):
             self.app.notify("No candidate matches the filter.", markup=False)
             return
 
         def run(reason=None, note=None, tag=None, verb=action) -> None:
+            preview = review_log.bulk_preview(self.store, f, verb)
+
             def confirmed(choice: BulkChoice | None) -> None:
                 if choice is not None:
                     self._submit(review_log.bulk_decide, f, self.annotator, verb,
@@ -609,9 +694,10 @@ class ReviewScreen(Screen):
                                  overwrite=choice.overwrite, on_done=self._bulk_done,
                                  label=f"bulk {verb} of {f.describe()}")
 
-            what = {"accept": "Accept", "reject": f"Reject ({reason})",
-                    "tag": f"Tag #{tag}", "untag": f"Untag #{tag}"}[verb]
-            self.app.push_screen(BulkConfirmScreen(what, f.describe(), preview), confirmed)
+            shown = visible(tag or "", multiline=False).replace("{", "{{").replace("}", "}}")
+            question = {"accept": "Accept {n}?", "reject": f"Reject {{n}} as {reason}?",
+                        "tag": f"Tag {{n}} #{shown}?", "untag": f"Untag #{shown} on {{n}}?"}[verb]
+            self.app.push_screen(BulkConfirmScreen(question, f.describe(), preview), confirmed)
 
         if action == "accept":
             run()
@@ -645,17 +731,24 @@ class ReviewScreen(Screen):
         self.show_candidate(event.row["id"] if event.row else None)
 
     def action_search(self) -> None:
-        self.query_one("#search", Input).focus()
+        """Show the search line (hidden while no search applies: one more line for the
+        item on a small terminal) and type into it."""
+        search = self.query_one("#search", Input)
+        search.add_class("shown")
+        search.focus()
 
     def action_focus_list(self) -> None:
         self.list.focus()
+        self.query_one("#search", Input).set_class(bool(self.filter.text), "shown")
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         if event.input.id == "search":
             self.apply_filter(replace(self.filter, text=event.value.strip()))
-            self.list.focus()
+            self.action_focus_list()
 
     def action_filter(self) -> None:
+        from review_tui.screens.modals import FilterScreen
+
         def done(f: CandidateFilter | None) -> None:
             if f is not None:
                 self.apply_filter(f)
@@ -681,10 +774,21 @@ class ReviewScreen(Screen):
         """Jump to the current item's sources (evidence highlighted), or back to the top."""
         self.query_one("#detail", DetailPane).toggle_evidence()
 
+    def action_whole_text(self) -> None:
+        """Every line of the current item's question and answer (the pane clips long ones)."""
+        if self.current is None:
+            self.app.bell()
+            return
+        from review_tui.screens.full_text import FullTextScreen
+
+        self.app.push_screen(FullTextScreen(self.current))
+
     def action_zoom(self) -> None:
         self.list.display = not self.list.display
 
     def action_kb_search(self) -> None:
+        from review_tui.screens.kb_search import KBSearchScreen
+
         question = ""
         if self.current is not None:
             question = self.current.get("edit_question") or self.current.get("question") or ""
@@ -693,6 +797,8 @@ class ReviewScreen(Screen):
     def action_mark_chunks(self) -> None:
         """Mark the relevant chunks of the current item in the knowledge-base search (space
         marks, enter or escape saves): a production item needs them before it is accepted."""
+        from review_tui.screens.kb_search import KBSearchScreen
+
         if self.current is None:
             self.app.bell()
             return
@@ -716,9 +822,14 @@ class ReviewScreen(Screen):
                                             marked=[str(x) for x in marked]), done)
 
     def action_stats(self) -> None:
+        from review_tui.screens.modals import StatsScreen
+
         self.app.push_screen(StatsScreen(self.db_path))
 
     def action_help(self) -> None:
+        from review_tui.screens.edit import EditScreen
+        from review_tui.screens.help import HelpScreen
+
         self.app.push_screen(HelpScreen(list(self.BINDINGS) + EditScreen.BINDINGS,
                                         getattr(self.app, "keymap", {})))
 

@@ -33,7 +33,7 @@ MAX_BLOCKS = 64
 STATUS_GLYPH = {"pending": "·", "accepted": "✓", "rejected": "✗", "skipped": "»"}
 """Plus ⚖ (annotators disagree: adjudication), ⧗ (waiting for more decisions) and ◷ after the
 glyph while another annotator holds the item."""
-COMPACT_BELOW = 50
+COMPACT_BELOW = 46
 """Narrower than this, a row shows its status and question only."""
 
 
@@ -178,6 +178,30 @@ class CandidateList(ScrollView, can_focus=True):
 
     # ------------------------------------------------------------------ rendering
 
+    def distinct_part(self, index: int, question: str, room: int) -> str:
+        """The question as the row can show it in `room` columns: whole if it fits, else,
+        when it shares a long beginning with the row above or below ("How many days of unused
+        annual leave may…" twice), "…" and the words from where they differ, so neighbouring
+        rows can be told apart."""
+        question = " ".join((question or "").split()[:200])
+        if len(question) <= room or room < 8:
+            return question
+        shared = 0
+        for other in (self.row(index - 1) if index else None, self.row(index + 1)):
+            if other is None:
+                continue
+            text = " ".join((other.get("question") or "").split()[:200])
+            n = 0
+            for a, b in zip(question, text):
+                if a != b:
+                    break
+                n += 1
+            shared = max(shared, n)
+        if shared < room // 2:
+            return question
+        start = question.rfind(" ", 0, shared) + 1  # the start of the word that differs
+        return "…" + question[start:]
+
     def render_line(self, y: int) -> Strip:
         index = int(self.scroll_offset.y) + y
         width = self.size.width
@@ -211,9 +235,11 @@ class CandidateList(ScrollView, can_focus=True):
                         line_style + dim),
                 Segment(f"{visible(row['difficulty'] or '-', multiline=False)[:6]:<6} ",
                         line_style + dim)]
+        room = width - sum(seg.cell_length for seg in segments) - (2 if row.get("edited") else 0)
         segments += [
             Segment(("✎ " if row.get("edited") else "") +
-                    visible(row["question"], multiline=False), line_style),
+                    visible(self.distinct_part(index, row["question"], room), multiline=False),
+                    line_style),
             Segment(visible(tags, multiline=False), line_style + dim),
         ]
         return Strip(segments).adjust_cell_length(width, line_style)

@@ -13,6 +13,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from builder.ingest.document_text import pages_label
+from builder.store.review_ready import reference_answer
 from review_tui.safe_text import safe_text, visible
 
 H = "bold underline"
@@ -92,10 +93,46 @@ def render_decisions(c: dict, annotator: str | None = None) -> Text:
     return out
 
 
+CLIP_LINES = 15
+CLIP_CHARS = 1500
+"""A question or answer longer than this shows its start and how much is left (w shows all):
+a 10,000-line answer laid out in full took ~2 s on every move."""
+SOURCE_CLIP_LINES = 200
+SOURCE_CLIP_CHARS = 20_000
+SNIPPET_CONTEXT = 60
+"""Characters of the chunk shown either side of an evidence quote in the Evidence section."""
+
+
+def clipped(text: str, max_lines: int = CLIP_LINES, max_chars: int = CLIP_CHARS
+            ) -> tuple[str, int]:
+    """(the start of `text` to show, how many lines were left out: 0 when all of it shows).
+    Only the shown part is ever scanned past its limits' worth of characters."""
+    head = text[:max_chars]
+    lines = head.split("\n")
+    if len(lines) > max_lines:
+        head = "\n".join(lines[:max_lines])
+    elif len(text) <= max_chars:
+        return text, 0
+    total = text.count("\n") + (0 if text.endswith("\n") else 1)
+    return head, max(1, total - (head.count("\n") + 1))
+
+
+def clipped_text(text: str, style: str = "") -> Text:
+    """`text` made safe and clipped (see `clipped`), with a line saying what is left out."""
+    shown, left = clipped(text)
+    out = safe_text(shown, style)
+    if left:
+        out.append(f"\n… {left:,} more line{'s' if left > 1 else ''} (w shows all)",
+                   "bold yellow")
+    return out
+
+
 def render_candidate(c: dict, pending_status: str | None = None,
                      annotator: str | None = None) -> Text:
-    """The detail view of one candidate (as returned by `get_candidate`) down to its
-    sources, which `render_sources` draws."""
+    """The detail view of one candidate (as returned by `get_candidate`): a one-line state,
+    then what a reviewer judges, most important first and compact, so that on an 80x24
+    terminal the question, the answer, the evidence and the verification fit without
+    scrolling for a typical item. The full sources and every check follow (`render_sources`)."""
     out = Text()
 
     def line(label: str, value: str | None, style: str = "") -> None:
@@ -104,41 +141,39 @@ def render_candidate(c: dict, pending_status: str | None = None,
         out.append("\n")
 
     def edited_field(title: str, original: str, edit: str | None) -> None:
-        out.append(f"\n{title}", H)
+        out.append(title, H)
         if edit is None:
             out.append("\n")
-            out.append_text(safe_text(original))
+            out.append_text(clipped_text(original))
         else:
             out.append("  (edited)\n", "italic")
-            out.append_text(safe_text(edit))
+            out.append_text(clipped_text(edit))
             out.append("\n")
             out.append("original: ", DIM + " italic")
-            out.append_text(safe_text(original, DIM))
+            out.append_text(clipped_text(original, DIM))
         out.append("\n")
 
     status = pending_status or c["status"]
     out.append(visible(c["id"], multiline=False), DIM)
-    out.append("\n")
-    out.append("status: ", LABEL)
+    out.append(" · ")
     out.append(status, {"accepted": "green", "rejected": "red", "skipped": "yellow"}
                .get(status, "cyan"))
     if pending_status and pending_status != c["status"]:
         out.append(" (saving…)", DIM)
-    if c.get("reviewer"):
-        out.append(f"  by {visible(c['reviewer'], multiline=False)}", DIM)
-        out.append(f" at {visible(c.get('reviewed_at'), multiline=False)}", DIM)
-    out.append("\n")
-    for label, original, edit in (("type", c["type"], c.get("edit_type")),
-                                  ("difficulty", c.get("difficulty"), c.get("edit_difficulty"))):
-        out.append(f"{label}: ", LABEL)
+    for original, edit in ((c["type"], c.get("edit_type")),
+                           (c.get("difficulty"), c.get("edit_difficulty"))):
+        out.append(" · ")
         if edit:
             out.append(visible(edit, multiline=False))
             out.append(f" (generated: {visible(original, multiline=False)})", DIM)
         else:
             out.append(visible(original or "-", multiline=False))
-        out.append("   ")
+    out.append(" · verdict ")
+    out.append(visible(c.get("verdict") or "-", multiline=False))
+    if c.get("reviewer"):
+        out.append(f" · by {visible(c['reviewer'], multiline=False)}", DIM)
+        out.append(f" at {visible((c.get('reviewed_at') or '')[:16], multiline=False)}", DIM)
     out.append("\n")
-    line("verdict", c.get("verdict"))
     if c.get("adjudicated_by"):
         line("final decision by", c["adjudicated_by"], "magenta")
     if c.get("duplicate_of"):
@@ -154,39 +189,91 @@ def render_candidate(c: dict, pending_status: str | None = None,
     out.append_text(render_decisions(c, annotator))
 
     edited_field("Question", c["question"], c.get("edit_question"))
-    if c.get("provenance") is not None and not (c.get("edit_answer") or c["answer"]).strip():
-        out.append("\nReference answer", H)
+    if c.get("provenance") is not None and not reference_answer(c["answer"],
+                                                                c.get("edit_answer")).strip():
+        out.append("Reference answer", H)
         out.append("\nnone yet: write it (e); a bad production answer is never a reference\n",
                    "bold red")
     else:
         edited_field("Reference answer", c["answer"], c.get("edit_answer"))
     if c.get("provenance") is not None:
         out.append_text(render_provenance(c))
+    out.append_text(render_evidence(c))
+    out.append_text(render_verification(c))
+    return out
 
-    out.append("\nVerification\n", H)
-    checks = c.get("verification") or []
+
+def render_evidence(c: dict) -> Text:
+    """Each evidence quote in a short window of its chunk (where it is: document › headings),
+    the quote highlighted; the whole chunks are further down (v)."""
+    out = Text()
+    shown = 0
+    for hop_number, hop in enumerate(c.get("sources") or [], 1):
+        for chunk in hop:
+            text = chunk.get("text") or ""
+            spans = evidence_spans(text, chunk.get("evidence") or [])
+            if not spans:
+                continue
+            out.append("Evidence" if not shown else "", H)
+            out.append(" · " if not shown else "")
+            if len(c.get("sources") or []) > 1:
+                out.append(f"hop {hop_number} · ", "bold cyan")
+            out.append(visible(chunk.get("document_title") or "?", multiline=False), LABEL)
+            heading = chunk.get("heading_path") or []
+            if isinstance(heading, list) and heading:
+                out.append(" › " + " › ".join(visible(str(h), multiline=False)
+                                              for h in heading), DIM)
+            out.append("\n")
+            for start, end in spans:
+                a, b = max(0, start - SNIPPET_CONTEXT), min(len(text), end + SNIPPET_CONTEXT)
+                window = text[a:b].replace("\n", " ")
+                out.append("…" if a else "", DIM)
+                out.append_text(highlighted(window, [(start - a, end - a)]))
+                out.append("…" if b < len(text) else "", DIM)
+                out.append("\n")
+            shown += 1
+    if not shown:
+        out.append("Evidence", H)
+        out.append(" none recorded (v: the sources)\n", DIM)
+    return out
+
+
+def _check_line(out: Text, check: dict) -> None:
+    passed = check.get("passed")
+    out.append("✓ " if passed else ("✗ " if passed is False else "? "),
+               "green" if passed else "red")
+    out.append(visible(str(check.get("check", "?")), multiline=False), LABEL)
+    if check.get("reason"):
+        out.append(": ")
+        out.append(visible(str(check["reason"])))
+    extra = " · ".join(visible(str(check[k]), multiline=False)
+                       for k in ("source", "model") if check.get(k))
+    if extra:
+        out.append(f"  ({extra})", DIM)
+    out.append("\n")
+
+
+def render_verification(c: dict) -> Text:
+    """The verdicts in brief: how many checks passed, then every check that did not pass
+    and every model-made check (its reason is what the reader answered); all of them, with
+    reasons, are listed after the sources."""
+    out = Text()
+    checks = [x for x in c.get("verification") or [] if isinstance(x, dict)] if isinstance(
+        c.get("verification"), list) else []
+    out.append("Verification", H)
+    passed = sum(1 for x in checks if x.get("passed"))
     if not checks:
-        out.append("no checks recorded\n", DIM)
-    for check in checks if isinstance(checks, list) else []:
-        if not isinstance(check, dict):
-            continue
-        passed = check.get("passed")
-        out.append("✓ " if passed else ("✗ " if passed is False else "? "),
-                   "green" if passed else "red")
-        out.append(visible(str(check.get("check", "?")), multiline=False), LABEL)
-        if check.get("reason"):
-            out.append(": ")
-            out.append(visible(str(check["reason"])))
-        extra = " · ".join(visible(str(check[k]), multiline=False)
-                           for k in ("source", "model") if check.get(k))
-        if extra:
-            out.append(f"  ({extra})", DIM)
-        out.append("\n")
+        out.append(" no checks recorded\n", DIM)
+    else:
+        out.append(f" ✓ {passed} of {len(checks)} passed\n",
+                   "green" if passed == len(checks) else "yellow")
+    for check in checks:
+        if not check.get("passed") or check.get("source") not in (None, "code"):
+            _check_line(out, check)
     for reason in c.get("rejection_reasons") or []:
         out.append("✗ ", "red")
         out.append(visible(str(reason)))
         out.append("\n")
-
     return out
 
 
@@ -195,7 +282,7 @@ def render_provenance(c: dict) -> Text:
     evidence, the answer production gave, and what its chunks must be before accepting."""
     p = c["provenance"] if isinstance(c.get("provenance"), dict) else {}
     out = Text()
-    out.append("\nFrom production\n", H)
+    out.append("From production\n", H)
     out.append("record: ", LABEL)
     out.append(visible(str(p.get("record_id") or "?"), multiline=False))
     out.append(f"  {visible(str(p.get('at') or '')[:16], multiline=False)}", DIM)
@@ -219,7 +306,7 @@ def render_provenance(c: dict) -> Text:
         out.append("\n")
     if p.get("production_answer"):
         out.append("production answered: ", LABEL)
-        out.append_text(safe_text(str(p["production_answer"]), DIM))
+        out.append_text(clipped_text(str(p["production_answer"]), DIM))
         out.append("\n")
     marked = c.get("edit_chunk_ids")
     if marked is None:
@@ -263,8 +350,18 @@ def render_sources(c: dict) -> Text:
                 out.append("(chunk not found in the knowledge base)\n", "red")
                 continue
             text = chunk.get("text") or ""
-            out.append_text(highlighted(text, evidence_spans(text, chunk.get("evidence", []))))
+            shown, left = clipped(text, SOURCE_CLIP_LINES, SOURCE_CLIP_CHARS)
+            out.append_text(highlighted(shown, evidence_spans(shown,
+                                                              chunk.get("evidence", []))))
+            if left:
+                out.append(f"\n… {left:,} more lines of this chunk", "bold yellow")
             out.append("\n\n")
+    checks = c.get("verification") if isinstance(c.get("verification"), list) else []
+    if checks:
+        out.append("All checks\n", H)
+        for check in checks:
+            if isinstance(check, dict):
+                _check_line(out, check)
     return out
 
 
