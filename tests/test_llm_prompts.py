@@ -58,8 +58,8 @@ def test_the_short_reply_stages_cap_their_replies(name, cap):
 
 
 def test_a_reply_of_many_questions_keeps_the_global_room():
-    # a judge reply lists its claims: a cap would cut good replies
-    assert load_prompt("judge_claims").max_tokens is None
+    # a baseline answer is free text of any length: a cap would cut good replies
+    assert load_prompt("baseline_answer").max_tokens is None
 
 
 def test_lists_are_framed_by_the_file_and_values_stay_data():

@@ -115,8 +115,8 @@ def test_a_relevance_grade_of_hundreds_of_digits_is_refused_not_computed(inputs,
 
 # ------------------------------------------------------------------ an endpoint that trickles
 
-class Facts(BaseModel):
-    facts: list = []
+class Question(BaseModel):
+    question: str = ""
 
 
 def test_a_trickling_endpoint_is_a_timed_out_attempt_retried_then_recorded(tmp_path):
@@ -134,8 +134,9 @@ def test_a_trickling_endpoint_is_a_timed_out_attempt_retried_then_recorded(tmp_p
         client = OpenAIClient(store, settings, job="generate", sleep=instant,
                               progress=lambda m: None)
         result = asyncio.run(client.structured(
-            load_prompt("facts"), {"chunk": KB["shipping.md"][0][1], "title": "shipping.md",
-                                   "language": "en"}, Facts, stage="facts"))
+            load_prompt("question"), {"passage": KB["shipping.md"][0][1], "title": "shipping.md",
+                                      "answer": "$15", "kind": "an amount", "language": "en",
+                                      "mention": []}, Question, stage="question"))
         client.close()
         hits = stub.hits()
     assert result.status == "error" and "timed out after 1 s" in result.error, result
