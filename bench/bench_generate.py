@@ -1,146 +1,135 @@
-"""Benchmark the generation pipeline without a model: ingest samples/handbook, run
-`run_generate` with a scripted model that splits chunks into sentence facts and phrases
-questions by template, and print LLM calls, estimated tokens and calls per verified candidate
-per type. Also times the hand-written MinHash/LSH dedup against datasketch (if installed) on
-synthetic questions, as a ratio measured in the same run.
+"""What a verified item costs with the embedded model, and how close the pipeline runs to the
+server's raw speed (issue 30).
 
-Runs the pipeline twice: facts from the (scripted) LLM, and facts cut out by code.
+    python bench/bench_generate.py samples            # the demo's KB
+    python bench/bench_generate.py /work/kbs/policy-en --n 20 [--threads 2]
 
-    python bench/bench_generate.py [--n 60] [--dedup 5000]
+Runs what a user runs, in a subprocess (`golden ingest KB`, `golden generate --n N`) on a fresh
+database with the embedded model, then, in the same run, measures the server's raw speed on a
+fixed prompt (prompt tokens/s with no reusable prefix, generated tokens/s under the same JSON
+grammar the pipeline uses). Prints, per verified item: calls, prompt and completion tokens,
+seconds; seconds to the first verified item; and the efficiency ratio = the run's LLM seconds
+over what its tokens would cost at raw speed (1.0 = no overhead at all; prefix reuse can make it
+lower). Machine-independent figures first: calls and tokens per verified item.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
-import random
 import re
+import sqlite3
+import subprocess
 import sys
 import tempfile
 import time
-from collections import Counter
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from click.testing import CliRunner  # noqa: E402
-
-from builder.cli import golden  # noqa: E402
-from builder.generate import dedup  # noqa: E402
-from builder.generate.models import GenerateOptions  # noqa: E402
-from builder.generate.runner import run_generate  # noqa: E402
-from builder.ingest.tokens import count_tokens  # noqa: E402
-from builder.store import Store  # noqa: E402
-from builder.text.language import HAN_CHAR  # noqa: E402
-from tests.fakes import ScriptedLLM  # noqa: E402
-from tests.support.scripted_kb import ideal  # noqa: E402
-
-_SENT = re.compile(r"(?<=[.!?。！？])\s*|\n+")
-_NAME = re.compile(r"\b[A-Z][\w-]*(?:\s+[A-Z][\w-]*)*")
+FIXED_PROMPT = " ".join(["The restocking fee applies to opened items returned after thirty days."]
+                        * 30)
 
 
-def sentence_model(name, v, role):
-    if name == "facts":
-        facts = []
-        for s in _SENT.split(v["chunk"]):
-            s = s.strip(" -*#|")
-            if len(s.split()) >= 5 or (HAN_CHAR.search(s) and len(s) >= 8):
-                ents = [m.group(0) for m in _NAME.finditer(s) if m.start() > 0][:3]
-                facts.append({"fact": s, "evidence": s, "entities": ents, "dates": []})
-        return {"facts": facts[:8]}
-    if name == "evolve_comparative":
-        return {"question": "How do these compare: " + " ".join(v["fact_a"].split()[:4]) + " and "
-                + " ".join(v["fact_b"].split()[:4]) + "?", "answer": f"{v['fact_a']} {v['fact_b']}"}
-    if name == "evolve_temporal":
-        return {"question": "What is the current rule on " + " ".join(v["newer_fact"].split()[:4]) + "?",
-                "answer": v["newer_fact"]}
-    return ideal(name, v, role)
+def golden(db: Path, *args: str, env: dict) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "builder.cli", "--db", str(db), *args],
+                          cwd=ROOT, capture_output=True, text=True, env=env, check=False)
 
 
-def count_call_tokens(llm_calls, prompts):
-    total = 0
-    for name, variables, _ in llm_calls:
-        msgs = prompts[name].render(variables)
-        total += sum(count_tokens(m["content"]) for m in msgs) + 150  # + a typical reply
-    return total
+def raw_speed(threads: int | None) -> dict:
+    """Prompt and generation tokens/s of the embedded server on a fixed prompt (two different
+    prompts, so no prefix is reused; the reply constrained to a small JSON object)."""
+    from pydantic import BaseModel
+
+    from builder.llm.prompts import parse_prompt
+    from builder.llm.settings import LLMSettings
+    from builder.llm.setup import open_llm
+    from builder.store.db import Store
+
+    class Reply(BaseModel):
+        answer: str
+
+    if threads:
+        os.environ["GOLDEN_LOCAL_THREADS"] = str(threads)
+    out = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        store = Store(Path(tmp) / "speed.db")
+        with open_llm(store, LLMSettings(), job="bench") as llm:
+            for tag, text, max_tokens in (("prompt", FIXED_PROMPT, 8),
+                                          ("generate", "Count from one to forty in words.", 200)):
+                prompt = parse_prompt(f"name: speed{tag}\nversion: 1\nmax_tokens: {max_tokens}\n"
+                                      f"--- user\n{{{{text}}}}\n", "speed.prompt")
+                started = time.monotonic()
+                res = asyncio_run(llm.structured(prompt, {"text": f"{tag} {text}"}, Reply,
+                                                 stage=f"speed-{tag}"))
+                seconds = time.monotonic() - started
+                out[tag] = {"seconds": seconds, **(res.usage or {})}
+        store.close()
+    p, g = out["prompt"], out["generate"]
+    prompt_tps = p["prompt_tokens"] / max(p["seconds"], 1e-9)
+    gen_seconds = max(g["seconds"] - g["prompt_tokens"] / prompt_tps, 1e-9)
+    return {"prompt_tokens_per_s": round(prompt_tps, 1),
+            "generated_tokens_per_s": round(g["completion_tokens"] / gen_seconds, 1)}
 
 
-def bench_pipeline(n: int, facts: str) -> None:
-    tmp = tempfile.mkdtemp()
-    db = os.path.join(tmp, "g.db")
-    res = CliRunner().invoke(golden, ["--db", db, "ingest", str(ROOT / "samples" / "handbook")])
-    assert res.exit_code == 0, res.output
-    store = Store(db)
-    chunks = store.query("SELECT count(*) AS n FROM chunks")[0]["n"]
-    llm = ScriptedLLM(sentence_model)
-    t0 = time.perf_counter()
-    summary = run_generate(store, llm, GenerateOptions(n=n, facts=facts))
-    wall = time.perf_counter() - t0
-    from builder.generate.context import PROMPT_NAMES
-    from builder.llm.prompts import load_prompt
-    prompts = {p: load_prompt(p) for p in PROMPT_NAMES}
-    tokens = count_call_tokens(llm.calls, prompts)
-    verified = summary.verified_total
-    print(f"pipeline, facts={facts}: {chunks} chunks, n={n}: {verified} verified in {wall:.2f} s "
-          "(scripted model)")
-    print(f"  LLM calls {len(llm.calls)} ({dict(Counter(c[0] for c in llm.calls))})")
-    print(f"  ~{tokens} tokens (prompt tokens counted + 150 per reply)")
-    print(f"  calls per verified candidate {len(llm.calls) / max(verified, 1):.2f}, "
-          f"tokens per verified {tokens / max(verified, 1):.0f}")
-    for t, tc in summary.types.items():
-        print(f"  {t:13} planned {tc.planned:3} generated {tc.generated:3} verified {tc.verified:3} "
-              f"rejected {tc.rejected:3} dup {tc.duplicates:2} {tc.top_reasons}")
-    print(f"  difficulty {summary.difficulty}; docs covered "
-          f"{sum(1 for d in summary.documents if d.verified)}/{len(summary.documents)}")
-    again = ScriptedLLM(sentence_model)
-    t0 = time.perf_counter()
-    run_generate(store, again, GenerateOptions(n=n, facts=facts))
-    print(f"  rerun: {len(again.calls)} LLM calls, {time.perf_counter() - t0:.2f} s")
+def asyncio_run(coro):
+    import asyncio
+    return asyncio.run(coro)
 
 
-def bench_dedup(count: int) -> None:
-    rng = random.Random(1)
-    vocab = ["".join(rng.choice("abcdefghijklmnoprstuw") for _ in range(rng.randint(3, 9)))
-             for _ in range(3000)]
-    pool = []
-    for i in range(count):
-        if pool and rng.random() < 0.2:  # a near or exact duplicate of an earlier question
-            words = rng.choice(pool)["question"].rstrip("?").split()
-            if rng.random() < 0.5:
-                words[rng.randrange(len(words))] = rng.choice(vocab)
-            q = " ".join(words).upper() + "?"
-        else:
-            q = " ".join(rng.choice(vocab) for _ in range(12)) + "?"
-        pool.append({"id": f"c{i:06d}", "question": q, "answer": "same answer", "verdict": "passed",
-                     "verification": [], "created_at": "", "duplicate_of": None})
-    t0 = time.perf_counter()
-    pairs = dedup.find_duplicates(pool)
-    ours = time.perf_counter() - t0
-    print(f"dedup: {count} questions, {len(pairs)} duplicates, golden {ours:.2f} s")
-    try:
-        from datasketch import MinHash, MinHashLSH
-    except ImportError:
-        print("  datasketch not installed: no reference ratio")
-        return
-    t0 = time.perf_counter()
-    lsh = MinHashLSH(threshold=0.8, num_perm=64)
-    for c in pool:
-        m = MinHash(num_perm=64)
-        for s in dedup.shingles(c["question"]):
-            m.update(s.encode("utf-8"))
-        lsh.insert(c["id"], m)
-        lsh.query(m)
-    ref = time.perf_counter() - t0
-    print(f"  datasketch MinHash+LSH (signatures + index + query only) {ref:.2f} s; "
-          f"golden/datasketch = {ours / ref:.2f}x")
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("kb", help="a folder, or 'samples' for the demo's knowledge base")
+    ap.add_argument("--n", type=int, default=20)
+    ap.add_argument("--threads", type=int, default=None, help="GOLDEN_LOCAL_THREADS for both")
+    ap.add_argument("--json", type=Path, default=None)
+    args = ap.parse_args()
+    kb = ROOT / "samples" if args.kb == "samples" else Path(args.kb)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "GOLDEN_"))}
+    if args.threads:
+        env["GOLDEN_LOCAL_THREADS"] = str(args.threads)
+    with tempfile.TemporaryDirectory() as tmp:
+        db = Path(tmp) / "g.db"
+        ingest = golden(db, "ingest", str(kb), env=env)
+        if ingest.returncode:
+            sys.exit(ingest.stderr)
+        started = time.monotonic()
+        run = golden(db, "generate", "--n", str(args.n), env=env)
+        wall = time.monotonic() - started
+        if run.returncode:
+            sys.exit(run.stderr[-2000:])
+        first = re.search(r"first verified item after (\d+) s", run.stdout)
+        con = sqlite3.connect(db)
+        calls, prompt_tokens, completion_tokens = con.execute(
+            "SELECT count(*), sum(prompt_tokens), sum(completion_tokens) FROM llm_calls "
+            "WHERE status = 'ok'").fetchone()
+        verified = con.execute("SELECT count(*) FROM candidates WHERE verdict = 'passed' AND "
+                               "duplicate_of IS NULL").fetchone()[0]
+        harder = con.execute("SELECT count(*) FROM candidates WHERE verdict = 'passed' AND "
+                             "duplicate_of IS NULL AND type != 'single_hop'").fetchone()[0]
+        con.close()
+        kept = Path(tempfile.gettempdir()) / f"bench-generate-{kb.name}.db"
+        subprocess.run(["sqlite3", str(db), f".backup {kept}"], check=False)
+    speed = raw_speed(args.threads)
+    raw_seconds = (prompt_tokens / speed["prompt_tokens_per_s"]
+                   + completion_tokens / speed["generated_tokens_per_s"])
+    v = max(verified, 1)
+    fig = {
+        "kb": kb.name, "n": args.n, "threads": args.threads or "default", "verified": verified,
+        "harder": harder, "calls_per_verified": round(calls / v, 2),
+        "prompt_tokens_per_verified": round(prompt_tokens / v),
+        "completion_tokens_per_verified": round(completion_tokens / v),
+        "seconds": round(wall, 1), "seconds_per_verified": round(wall / v, 1),
+        "first_item_seconds": int(first.group(1)) if first else None,
+        **speed, "efficiency": round(wall / raw_seconds, 2),
+    }
+    print(json.dumps(fig, indent=1))
+    print(f"the run's database: {kept}")
+    if args.json:
+        args.json.write_text(json.dumps(fig, indent=1), encoding="utf-8")
 
 
 if __name__ == "__main__":
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--n", type=int, default=60)
-    ap.add_argument("--dedup", type=int, default=5000)
-    args = ap.parse_args()
-    for facts in ("llm", "text"):
-        bench_pipeline(args.n, facts)
-    bench_dedup(args.dedup)
+    main()

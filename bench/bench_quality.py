@@ -109,7 +109,7 @@ def read_run(db: Path, since: str | None) -> dict:
 
     with Store(db) as store:
         cands = cstore.load_candidates(store)
-        calls = store.query("SELECT stage, status FROM llm_calls" +
+        calls = store.query("SELECT stage, status, prompt_tokens, completion_tokens FROM llm_calls" +
                             (" WHERE created_at >= ?" if since else ""), [since] if since else [])
         chunks = {c["id"]: c for c in list_chunks(store)}
     return {"candidates": cands, "calls": calls, "chunks": chunks}
@@ -193,7 +193,16 @@ def main() -> None:
         "verified_types": dict(Counter(c["type"] for c in verified)),
         "correct_types": dict(Counter(c["type"] for c in correct)),
         "verified_difficulty": dict(Counter(c.get("difficulty") for c in verified)),
+        "harder_share": round(sum(c["type"] != "single_hop" for c in verified) / n_v, 3)
+        if n_v else None,
+        "precision_by_type": {t: f"{sum(1 for c in correct if c['type'] == t)}/{k}"
+                              for t, k in Counter(c["type"] for c, lab in read if lab).items()},
+        "prompt_tokens": sum(c["prompt_tokens"] or 0 for c in run["calls"]),
+        "completion_tokens": sum(c["completion_tokens"] or 0 for c in run["calls"]),
     }
+    if n_v:
+        fig["calls_per_verified"] = round(fig["calls"] / n_v, 2)
+        fig["prompt_tokens_per_verified"] = round(fig["prompt_tokens"] / n_v)
     if correct:
         fig["calls_per_correct"] = round(fig["calls"] / len(correct), 1)
         if seconds:
@@ -211,6 +220,9 @@ def main() -> None:
     print(f"  verified types {fig['verified_types']}, correct {fig['correct_types']}, "
           f"difficulty {fig['verified_difficulty']}")
     print(f"  failure classes {fig['failure_classes']}")
+    print(f"  harder share {fig['harder_share']}, precision by type {fig['precision_by_type']}; "
+          f"per verified item: {fig.get('calls_per_verified')} calls, "
+          f"{fig.get('prompt_tokens_per_verified')} prompt tokens")
     print(f"  LLM calls {fig['calls']}, seconds {fig['seconds']}"
           + ("" if fig["fresh"] else " (NOT a fresh run: cached calls)")
           + (f", per correct item: {fig.get('calls_per_correct')} calls, "

@@ -142,6 +142,12 @@ def test_an_unanswerable_the_knowledge_base_answers_is_rejected(parts):
     assert present["verdict"] == "failed" and present["rejection_reasons"][0].startswith("absent")
     answered = run("Tacoma office", "25 days")   # the reader still finds an answer
     assert answered["verdict"] == "failed" and answered["rejection_reasons"][0].startswith("refusal")
+    # the reader read the answer of the replaced name: it answers that name, not the sibling
+    overlooked = asyncio.run(compose.unanswerable(_ctx(store, lambda n, v, r: {"name": "fiscal year"}
+                                                       if n == "compose_unanswerable" else
+                                                       {"sentence": 1, "answer": "25 days"}),
+                                                  holiday, "calendar year", kb, kb_text))
+    assert overlooked["verdict"] == "passed", overlooked["rejection_reasons"]
     right = run("Tacoma office", "")
     assert right["verdict"] == "passed", right["rejection_reasons"]
     assert right["chunk_ids"] == [] and right["answer"] == "The knowledge base does not contain this information."

@@ -260,19 +260,21 @@ def test_ctrl_c_and_sigterm_stop_the_server(tmp_path, smollm2_path, sig):
 
 # -- server speed settings ------------------------------------------------------------------
 
-def test_server_settings_leave_a_core_free_and_skip_prompt_logits(monkeypatch):
+def test_server_settings_leave_a_core_free_unless_idle_and_keep_prompt_states(monkeypatch):
     monkeypatch.delenv("GOLDEN_LOCAL_THREADS", raising=False)
     from builder.llm.llama_server import default_threads, model_settings
 
-    assert [default_threads(n) for n in (1, 2, 4, 8)] == [1, 1, 3, 7]
+    assert [default_threads(n, load=3.0) for n in (1, 2, 4, 8)] == [1, 1, 3, 7]
+    assert [default_threads(n, load=0.1) for n in (1, 2, 4, 8)] == [1, 2, 4, 8]  # idle
     s = model_settings("m.gguf", "local:m", 2048)
     assert s["n_threads"] == s["n_threads_batch"] == default_threads()
     assert s["logits_all"] is False  # the server's default True costs RAM and time
+    assert s["cache"] is True and s["cache_type"] == "ram"  # alternating prompts reuse prefixes
     assert model_settings("m.gguf", "local:m", 2048, n_threads=3)["n_threads_batch"] == 3
     monkeypatch.setenv("GOLDEN_LOCAL_THREADS", "2")
     assert default_threads(2) == 2
     monkeypatch.setenv("GOLDEN_LOCAL_THREADS", "lots")
-    assert default_threads(2) == 1
+    assert default_threads(2, load=3.0) == 1
 
 
 class Item(BaseModel):

@@ -280,10 +280,10 @@ async def comparative(ctx: RunContext, a: Part, b: Part) -> dict | None:
          else "the question states a value")]
     if all(p is None for _, p in checks):
         got = await reader.ask(ctx, q, _sentences(a, b))
-        problem = "reader call failed" if got is None else _picks(got[0], win, lose, win_name,
+        problem = "reader call failed" if got is None else _picks(got.answer, win, lose, win_name,
                                                                   lose_name)
         checks.append(("reader", problem))
-        row["verification_answer"] = got[0] if got else ""
+        row["verification_answer"] = got.answer if got else ""
     return _decide(row, checks)
 
 
@@ -364,7 +364,7 @@ async def multi_hop(ctx: RunContext, a: Part, b: Part, kb: reader.KnowledgeIndex
     if all(p is None for _, p in checks):
         got = await reader.ask(ctx, q, _sentences(a, b))
         problem = "reader call failed" if got is None else (
-            reader.states_reference(b.answer, got[0], b.language) if got[1] else
+            reader.states_reference(b.answer, got.answer, b.language) if got.grounded else
             "the reader found no answer")
         checks.append(("reader", problem))
     return _decide(row, checks)
@@ -373,8 +373,10 @@ async def multi_hop(ctx: RunContext, a: Part, b: Part, kb: reader.KnowledgeIndex
 async def unanswerable(ctx: RunContext, p: Part, name: str, kb: reader.KnowledgeIndex,
                        kb_text: str) -> dict | None:
     others = [n for n in names_in(p) if n != name] or ["-"]
-    res = await ctx.call("compose_unanswerable", {"question": p.question, "name": name,
-                                                  "others": ", ".join(others)}, Sibling)
+    sentence = p.span.statement if p.span else p.cand["evidence"][0]["quote"]
+    res = await ctx.call("compose_unanswerable", {"sentence": sentence, "question": p.question,
+                                                  "name": name, "others": ", ".join(others)},
+                         Sibling)
     if not res.ok:
         return None
     sibling = " ".join(res.value.name.split()).strip(" .,:;\"'`")
@@ -390,9 +392,13 @@ async def unanswerable(ctx: RunContext, p: Part, name: str, kb: reader.Knowledge
     if all(pr is None for _, pr in checks):
         hits = kb.search(q, reader.TOP_K)
         sentences = reader.pick_sentences(q, hits, kb.titles)
-        got = await reader.ask(ctx, q, sentences) if sentences else ("", False)
+        got = await reader.ask(ctx, q, sentences) if sentences else reader.Reply("")
+        # an answer read from a sentence about the replaced name answers that name, not the
+        # sibling (a small reader overlooks the swap); one from any other sentence may be a
+        # rule for everyone ("every plan includes ..."): then the knowledge base answers it
         checks.append(("refusal", "reader call failed" if got is None else
-                       None if not got[1] else f"the reader answered {got[0]!r}"))
+                       None if not got.grounded or contains(got.sentence, name)
+                       else f"the reader answered {got.answer!r}"))
     return _decide(row, checks)
 
 
@@ -452,7 +458,14 @@ async def compose_from_verified(ctx: RunContext, kb: reader.KnowledgeIndex, span
     plan("reasoning", [pr for pr in pairs if difference_answer(*pr)], cap)
     plan("ambiguous", parallel_pairs(parts, spans), cap)
     plan("multi_hop", bridges(parts), cap)
-    plan("unanswerable", [(p, name) for p in parts for name in names_in(p)[:1]], cap)
+    # a name the whole KB is about (the company, the product) is no sibling's to replace
+    n_chunks = len(kb.chunks)
+
+    def rare(name: str) -> bool:
+        return kb_text.count(name.casefold()) <= max(2, 0.05 * n_chunks)
+
+    plan("unanswerable", [(p, name) for p in parts for name in [x for x in names_in(p)
+                                                                  if rare(x)][:1]], cap)
     if not units:
         return
 

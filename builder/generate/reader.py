@@ -140,7 +140,7 @@ async def round_trip(ctx, question: str, reference: str, source_chunk: str, lang
     reply = await ask(ctx, question, sentences)
     if reply is None:
         return Reading("reader call failed", rank=rank, sentences=len(sentences), status="error")
-    answer, grounded = reply
+    answer, grounded = reply.answer, reply.grounded
     if not grounded:
         return Reading("the reader found no answer in the sentences" if not answer else
                        f"the reader's answer {answer!r} is not in the sentences", answer=answer,
@@ -149,15 +149,32 @@ async def round_trip(ctx, question: str, reference: str, source_chunk: str, lang
                    sentences=len(sentences))
 
 
-async def ask(ctx, question: str, sentences: list[dict]) -> tuple[str, bool] | None:
-    """One reader call: (answer, whether it is words of the sentences); None when the call
-    failed."""
+@dataclass
+class Reply:
+    """A reader's reply as code reads it: the answer, and the sentence it is words of (""
+    when it is words of none: the model's own knowledge, or nothing)."""
+
+    answer: str
+    sentence: str = ""
+
+    @property
+    def grounded(self) -> bool:
+        return bool(self.sentence)
+
+
+async def ask(ctx, question: str, sentences: list[dict]) -> Reply | None:
+    """One reader call; None when the call failed. The sentence the reader named is looked in
+    first, then the others."""
     res = await ctx.call(PROMPT, {"sentences": [{"text": s["text"]} for s in sentences],
                                   "question": question}, ReaderReply, role="verifier")
     if not res.ok:
         return None
     answer = " ".join(res.value.answer.split()).strip(" .")
     if not answer or not any(ch.isalnum() for ch in answer):
-        return "", False
-    grounded = any(locate_span(s["sentence"], answer, min_chars=1) is not None for s in sentences)
-    return answer, grounded
+        return Reply("")
+    named = res.value.sentence
+    order = sentences[named - 1:named] + sentences if 1 <= named <= len(sentences) else sentences
+    for s in order:
+        if locate_span(s["sentence"], answer, min_chars=1) is not None:
+            return Reply(answer, s["sentence"])
+    return Reply(answer)

@@ -84,20 +84,27 @@ class JsonSchemaAdapter:
         await self.app({**scope, "headers": headers}, replay, send)
 
 
-def default_threads(cpu_count: int | None = None) -> int:
-    """Threads for decoding and prompt processing: every core but one (at least one).
+def default_threads(cpu_count: int | None = None, load: float | None = None) -> int:
+    """Threads for decoding and prompt processing: every core when the machine is idle as the
+    server starts, else every core but one (at least one).
 
     llama.cpp's threads meet at a spin barrier after every op; when another process takes a
     core from one of them the others spin until it is scheduled again. Measured on a busy
     2-core machine (another model server generating): 2 threads took 311 s per structured call,
-    1 thread 14 s. On an idle 2-core machine 2 threads are ~1.4x faster, which is not worth a
-    20x cliff whenever anything else runs (pytest, an editor, golden's own process).
-    `GOLDEN_LOCAL_THREADS=N` overrides it (e.g. 2 on a 2-core machine known to be idle).
+    1 thread 14 s. On an idle 2-core machine 2 threads are 1.67x faster (`golden generate --n
+    20` on samples/: 346 s against 578 s, bench/RESULTS.md). So all cores only when the
+    1-minute load average says nothing else is running (below half a core); golden's own
+    process waits on the server and costs little. `GOLDEN_LOCAL_THREADS=N` overrides it.
     """
     with contextlib.suppress(ValueError):
         if int(os.environ.get("GOLDEN_LOCAL_THREADS", "")) > 0:
             return int(os.environ["GOLDEN_LOCAL_THREADS"])
     cpus = cpu_count if cpu_count is not None else (os.cpu_count() or 1)
+    if load is None:
+        with contextlib.suppress(OSError, AttributeError):
+            load = os.getloadavg()[0]
+    if load is not None and load < 0.5:
+        return cpus
     return max(1, cpus - 1)
 
 
@@ -216,6 +223,11 @@ def model_settings(model_path: str, alias: str, n_ctx: int,
         # The server defaults to logits_all=True: it keeps logits for every prompt token (only
         # logprobs need them), 0.5 GB more RSS and ~9% slower calls. golden never asks for them.
         "logits_all": False,
+        # Prompt states kept in RAM: a request whose prompt starts like an earlier one (the
+        # fixed instructions of the question writer, then of the reader, alternating) restores
+        # that state instead of reading the prefix again. Measured on 2 cores, one thread:
+        # alternating question and reader calls took ~12 s each without it, ~2.5 s with it.
+        "cache": True, "cache_type": "ram", "cache_size": 1 << 30,
     }
 
 
