@@ -48,17 +48,17 @@ def commit_order(store):
     return [r["id"] for r in store.query("SELECT id FROM candidates ORDER BY created_at, rowid")]
 
 
-@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("seed", [4, 1, 2])
 def test_same_seed_same_candidates_whatever_the_commit_order(tmp_path, seed):
     results, orders = [], []
     for order_seed in (1, 2, 3):
         store = build_kb(tmp_path / f"g{order_seed}.db")
         run_generate(store, ShuffledLLM(order_seed),
-                     GenerateOptions(n=10, seed=seed, concurrency=4))
+                     GenerateOptions(n=14, seed=seed, concurrency=4))
         results.append(outcome(store))
         orders.append(commit_order(store))
     assert len(set(map(tuple, orders))) > 1  # the commit order really differed
-    if seed == 0:  # this seed asks both "10%" spans: the tie the old rank broke by commit time
+    if seed == 4:  # this seed asks both "10%" spans: the tie the old rank broke by commit time
         assert any(r["duplicate_of"] for r in results[0])
     assert results[1] == results[0] and results[2] == results[0]
 

@@ -3,9 +3,12 @@ from verified parts with computed answers, filled columns, idempotent reruns."""
 
 from __future__ import annotations
 
+import math
+
 import json
 from collections import Counter
 
+from builder.generate import compose, pipeline
 from builder.generate.difficulty import level
 from builder.generate.models import GenerateOptions
 from builder.generate.runner import run_generate
@@ -30,8 +33,12 @@ def test_ideal_model_reaches_n_with_composed_items(kb_store):
     llm = ScriptedLLM(ideal)
     summary = run(store, llm)
     pool = verified(store)
-    assert summary.verified_total == len(pool) == 10
     kinds = Counter(c["type"] for c in pool)
+    # n, or up to a quarter more single-hop parts while harder items are short
+    assert summary.verified_total == len(pool)
+    assert 10 <= len(pool) <= 10 + math.ceil(pipeline.EXTRA_PARTS * 10)
+    if len(pool) > 10:
+        assert any(kinds[k] < summary.plan[k] for k in compose.COMPOSED)
     assert {"comparative", "reasoning", "unanswerable"} <= set(kinds)
     assert kinds["single_hop"] >= 5
     # two calls per single-hop item at most (question, round trip), fewer for composed ones
@@ -74,7 +81,7 @@ def test_rerun_with_nothing_to_do_makes_no_calls(kb_store):
     summary = run(store, again)
     assert again.calls == []
     assert store.query("SELECT id, verdict, difficulty, duplicate_of FROM candidates ORDER BY id") == before
-    assert summary.verified_total == 10
+    assert 10 <= summary.verified_total <= 10 + math.ceil(pipeline.EXTRA_PARTS * 10)
     more = ScriptedLLM(ideal)  # asking for more only pays for the difference
     run(store, more, n=12)
     assert 0 < len(more.calls) <= 2 * 2 + 4

@@ -90,16 +90,33 @@ def _compose(store, kind, reply, *args):
 
 def test_a_comparative_whose_question_asks_the_other_way_is_rejected(parts):
     store, holiday, carry = parts
-    bad = _compose(store, "comparative", {"question": "Which is smaller, the holiday or the "
-                   "carry-over?", "first": "the holiday", "second": "the carry-over"},
+    bad = _compose(store, "comparative", {"question": "Which is smaller, the holiday each calendar "
+                   "year or the unused holiday staff carry over?", "first": "the holiday each "
+                   "calendar year", "second": "the unused holiday staff carry over"},
                    holiday, carry)
     assert bad["verdict"] == "failed" and any(r.startswith("reader") for r in bad["rejection_reasons"])
-    good = _compose(store, "comparative", {"question": "Which is larger, the holiday or the "
-                    "carry-over?", "first": "the holiday", "second": "the carry-over"},
+    good = _compose(store, "comparative", {"question": "Which is larger, the holiday each calendar "
+                    "year or the unused holiday staff carry over?", "first": "the holiday each "
+                    "calendar year", "second": "the unused holiday staff carry over"},
                     holiday, carry)
     assert good["verdict"] == "passed", good["rejection_reasons"]
-    assert good["answer"].startswith("the holiday (25 days") and good["parent_id"] == holiday.cand["id"]
+    assert good["answer"].startswith("the holiday each calendar year (25 days") and good["parent_id"] == holiday.cand["id"]
     assert good["fact_ids"] == holiday.cand["fact_ids"] + carry.cand["fact_ids"]
+
+
+def test_a_comparative_with_names_its_parts_do_not_ask_about_is_rejected(parts):
+    store, holiday, carry = parts
+    # the prompt's own example copied: both names invented, the question no longer says which
+    copied = _compose(store, "comparative", {"question": "Who gets more days of holiday, "
+                      "part-time staff or full-time staff?", "first": "part-time staff",
+                      "second": "full-time staff"}, holiday, carry)
+    assert copied["verdict"] == "failed"
+    assert "names: does not name both things" in copied["rejection_reasons"]
+    invented = _compose(store, "comparative", {"question": "Which is larger, the holiday each "
+                        "calendar year or the unused holiday staff carry over?", "first":
+                        "part-time staff", "second": "full-time staff"}, holiday, carry)
+    assert invented["verdict"] == "failed"
+    assert "names: names things its parts do not ask about" in invented["rejection_reasons"]
 
 
 def test_a_comparative_that_names_one_thing_or_states_a_value_is_rejected(parts):

@@ -23,6 +23,7 @@ or copied by code:
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 
@@ -37,7 +38,7 @@ from builder.generate import reader
 from builder.generate.candidate import clean_question, stable_id
 from builder.generate.context import RunContext, run_units
 from builder.generate.form import contains, document_ref_problem, language_problem, shape_problem
-from builder.generate.spans import Span, find_pairs
+from builder.generate.spans import Span, find_pairs, find_value_pairs
 from builder.generate.terms import key_terms
 
 COMPOSED = ("comparative", "reasoning", "ambiguous", "multi_hop", "unanswerable")
@@ -46,6 +47,7 @@ PROMPTS = {"comparative": "compose_comparative", "reasoning": "compose_differenc
            "unanswerable": "compose_unanswerable"}
 MAX_USES = 2           # a verified item is a part of at most this many composed items
 MIN_RELATED = 0.25     # Jaccard of two questions' content terms: about the same attribute
+MAX_TOPIC_SHARE = 0.2  # a word in more chunks than this is what the whole KB is about
 STAGE = "compose"
 
 
@@ -153,9 +155,21 @@ def _similarity(a: Part, b: Part) -> float:
     return len(ta & tb) / max(1, len(ta | tb))
 
 
-def value_pairs(parts: list[Part]) -> list[tuple[Part, Part]]:
-    """Pairs of items with comparable, different values from different statements, most alike
-    questions first (a comparison of two leave durations, not of a leave and a deadline)."""
+def value_pairs(parts: list[Part], spans: list[Span] | None = None) -> list[tuple[Part, Part]]:
+    """Pairs of items with comparable, different values from different statements: first the
+    pairs planned from the spans (parallel spans, related values: spans.find_value_pairs), then
+    any two items whose questions are alike (a comparison of two leave durations, not of a leave
+    and a deadline)."""
+    by_span = {p.span.id: p for p in parts if p.span}
+    planned = []
+    if spans:
+        parallel = find_pairs(spans)
+        taken = {s.id for pr in parallel for s in (pr.a, pr.b)}
+        for pr in [pr for pr in parallel if pr.comparable] + find_value_pairs(spans, taken):
+            a, b = by_span.get(pr.a.id), by_span.get(pr.b.id)
+            if a and b and a.value and b.value and comparable(a.value, b.value) \
+                    and a.value.magnitude != b.value.magnitude:
+                planned.append((a, b))
     out = []
     for i, a in enumerate(parts):
         for b in parts[i + 1:]:
@@ -168,7 +182,9 @@ def value_pairs(parts: list[Part]) -> list[tuple[Part, Part]]:
                 continue
             out.append((a, b))
     out.sort(key=lambda p: (-_similarity(*p), p[0].cand["id"], p[1].cand["id"]))
-    return out
+    planned_ids = {frozenset((a.cand["id"], b.cand["id"])) for a, b in planned}
+    return planned + [pr for pr in out
+                      if frozenset((pr[0].cand["id"], pr[1].cand["id"])) not in planned_ids]
 
 
 def parallel_pairs(parts: list[Part], spans: list[Span]) -> list[tuple[Part, Part]]:
@@ -207,6 +223,38 @@ def names_in(p: Part) -> list[str]:
             out.append(name)
     seen: set[str] = set()
     return [n for n in out if not (n.casefold() in seen or seen.add(n.casefold()))]
+
+
+def word_counts(chunks: list[dict]) -> tuple[dict[str, int], int]:
+    """In how many chunks each (casefolded) word occurs, and how many chunks there are."""
+    df: dict[str, int] = {}
+    for c in chunks:
+        for w in set(re.findall(r"[^\W\d_]+", c["text"].casefold())):
+            df[w] = df.get(w, 0) + 1
+    return df, len(chunks)
+
+
+def topic_words(p: Part, chunk_text: str, df: dict[str, int], n_chunks: int,
+                limit: int = 2) -> list[str]:
+    """Words of the question that its statement holds and that its own chunk is about: frequent
+    in that chunk, rare across the knowledge base ("jury" in a jury service leave, "pension",
+    "nursery"), best first. What a sibling replaces when the question has no name ("military"
+    service leave: a leave the knowledge base never states)."""
+    statement = p.span.statement if p.span else ""
+    content = key_terms(p.question)
+    own = chunk_text.casefold()
+    scored = []
+    for w in dict.fromkeys(re.findall(r"[^\W\d_]{4,}", p.question)):
+        low = w.casefold()
+        if not key_terms(w) or not key_terms(w) <= content or contains(p.answer, w) \
+                or not re.search(rf"(?<!\w){re.escape(w)}(?!\w)", statement, re.I):
+            continue
+        tf = len(re.findall(rf"(?<!\w){re.escape(low)}(?!\w)", own))
+        share = df.get(low, 0) / max(1, n_chunks)
+        if tf < 2 or share > MAX_TOPIC_SHARE:
+            continue
+        scored.append((-tf * math.log(n_chunks / max(1, df.get(low, 1))), w))
+    return [w for _, w in sorted(scored)][:limit]
 
 
 # ------------------------------------------------------------------ composing
@@ -255,6 +303,29 @@ def _decide(row: dict, checks: list[tuple[str, str | None]]) -> dict:
     return row
 
 
+def _tells_apart(question: str, a: Part, b: Part) -> str | None:
+    """None when `question` keeps, for each part, a content word of that part's question the
+    other's lacks (what tells the two things apart), so it names both and invents neither."""
+    frame_a = key_terms(a.question) - key_terms(b.question)
+    frame_b = key_terms(b.question) - key_terms(a.question)
+    if not frame_a or not frame_b:
+        return "the two questions ask the same thing"
+    asked = key_terms(question)
+    return None if frame_a & asked and frame_b & asked else "does not name both things"
+
+
+def _names_from(first: str, second: str, a: Part, b: Part) -> str | None:
+    """None when each short name holds a word of its own part's question the other lacks: the
+    names come from the parts, not from the prompt's example or the model's guess."""
+    frame_a = key_terms(a.question) - key_terms(b.question)
+    frame_b = key_terms(b.question) - key_terms(a.question)
+    if not first or not second or first.casefold() == second.casefold():
+        return "does not name both things"
+    if not (key_terms(first) & frame_a and key_terms(second) & frame_b):
+        return "names things its parts do not ask about"
+    return None
+
+
 def _form(question: str, language: str) -> list[tuple[str, str | None]]:
     return [("form", shape_problem(question)), ("form", language_problem(question, language)),
             ("form", document_ref_problem(question, language))]
@@ -273,8 +344,8 @@ async def comparative(ctx: RunContext, a: Part, b: Part) -> dict | None:
     answer = f"{win_name} ({win.answer}; {lose_name}: {lose.answer})"
     row = _row("comparative", q, answer, [a, b], ctx, "compose_comparative", res.model, "")
     checks = _form(q, a.language) + [
-        ("names", None if first and second and first.casefold() != second.casefold()
-         and contains(q, first) and contains(q, second) else "does not name both things"),
+        ("names", _tells_apart(q, a, b) or _names_from(first, second, a, b) or (
+            None if contains(q, first) and contains(q, second) else "does not name both things")),
         ("leak", None if not (magnitudes(q, a.language) & (magnitudes(a.answer, a.language)
                                                              | magnitudes(b.answer, b.language)))
          else "the question states a value")]
@@ -313,12 +384,9 @@ async def difference(ctx: RunContext, a: Part, b: Part) -> dict | None:
     row = _row("reasoning", q, answer, [a, b], ctx, "compose_difference", res.model, "")
     cues = lexicon(a.language).difference
     asks_difference = any(c in f" {q.casefold()} " for c in cues)
-    frame_a = key_terms(a.question) - key_terms(b.question)
-    frame_b = key_terms(b.question) - key_terms(a.question)
-    names_both = (not frame_a or frame_a & key_terms(q)) and (not frame_b or frame_b & key_terms(q))
     checks = _form(q, a.language) + [
         ("asks", None if asks_difference else "does not ask for a difference"),
-        ("names", None if names_both else "does not name both things"),
+        ("names", _tells_apart(q, a, b)),
         ("leak", None if not (magnitudes(q, a.language) & (magnitudes(a.answer, a.language)
                                                              | magnitudes(b.answer, b.language)))
          else "the question states a value")]
@@ -380,7 +448,7 @@ async def unanswerable(ctx: RunContext, p: Part, name: str, kb: reader.Knowledge
     if not res.ok:
         return None
     sibling = " ".join(res.value.name.split()).strip(" .,:;\"'`")
-    pattern = re.compile(re.escape(name), re.I)
+    pattern = re.compile(rf"(?<!\w){re.escape(name)}(?!\w)", re.I)
     q = pattern.sub(lambda _: sibling, p.question, count=1)
     refusal = _refusal(ctx, p.language)
     row = _row("unanswerable", q, refusal, [p], ctx, "compose_unanswerable", res.model, sibling)
@@ -452,7 +520,7 @@ async def compose_from_verified(ctx: RunContext, kb: reader.KnowledgeIndex, span
             units.append((kind, (key, *args)))
             need -= 1
 
-    pairs = value_pairs(parts)
+    pairs = value_pairs(parts, spans)
     cap = 4 * max(want.values(), default=0) + 4
     plan("comparative", pairs, cap)
     plan("reasoning", [pr for pr in pairs if difference_answer(*pr)], cap)
@@ -464,8 +532,11 @@ async def compose_from_verified(ctx: RunContext, kb: reader.KnowledgeIndex, span
     def rare(name: str) -> bool:
         return kb_text.count(name.casefold()) <= max(2, 0.05 * n_chunks)
 
-    plan("unanswerable", [(p, name) for p in parts for name in [x for x in names_in(p)
-                                                                  if rare(x)][:1]], cap)
+    df, n = word_counts(kb.chunks)
+    text_of = {c["id"]: c["text"] for c in kb.chunks}
+    plan("unanswerable", [(p, name) for p in parts for name in (
+        [x for x in names_in(p) if rare(x)]
+        + topic_words(p, text_of.get(p.cand["chunk_ids"][0], ""), df, n))[:1]], cap)
     if not units:
         return
 

@@ -31,7 +31,8 @@ from builder.generate.candidate import clean_question, make_candidate, stable_id
 from builder.generate.context import RunContext, run_units
 from builder.generate.form import question_problems
 from builder.generate.models import WrittenQuestion
-from builder.generate.spans import Span, common_names, find_pairs, spans_of_chunk
+from builder.generate.spans import (Span, common_names, find_bridges, find_pairs, find_value_pairs,
+                                    spans_of_chunk)
 from builder.text.language import language_name
 
 # How the question writer is told what kind of answer to ask for (the prompt is in English).
@@ -41,24 +42,31 @@ KIND_NAMES = {"amount": "an amount of money", "percent": "a percentage", "durati
               "name": "a name"}
 STAGE_QUESTION = "question"
 STAGE_READ = "read"
+STAGE_WAVE = "wave"      # the spans each wave asks, so a resumed run finishes a cut wave first
 FIRST_WAVE = 3
 WAVE = 8
 CALLS_PER_ITEM = 6
+BUNDLES_PER_ITEM = 3   # span pairs asked early per wanted composed item
+EXTRA_PARTS = 0.25     # share of n a run may verify beyond n while harder items are short
 
 
 def titles_of(chunks: list[dict], title: Callable[[dict], str]) -> dict[str, str]:
     return {c["id"]: title(c) for c in chunks}
 
 
-def plan_spans(chunks: list[dict], titles: dict[str, str], seed: int) -> list[Span]:
+def plan_spans(chunks: list[dict], titles: dict[str, str], seed: int,
+               plan: dict[str, int] | None = None) -> list[Span]:
     """Every accepted span, ordered for asking: best kind first within each document, documents
-    taken in turn (seeded order), so the first waves cover the knowledge base."""
+    taken in turn (seeded order), so the first waves cover the knowledge base. When the plan
+    wants harder items, the two halves of what they are built from -- parallel spans, related
+    values, bridges -- are asked side by side early (a bundle, then a single span, in turn):
+    a composed item needs both halves verified, which a run that asks them far apart rarely gets."""
     spans: list[Span] = []
     for c in chunks:
         spans.extend(spans_of_chunk(c, titles[c["id"]]))
     common = common_names(spans, len(chunks), {c["id"]: c["text"] for c in chunks})
     spans = [s for s in spans if not (s.kind == "name" and s.answer.casefold() in common)]
-    find_pairs(spans)  # labels parallel spans, so their questions name what tells them apart
+    parallel = find_pairs(spans)  # labels parallel spans, so their questions name what tells them apart
     by_doc: dict[str, list[Span]] = defaultdict(list)
     for s in spans:
         by_doc[s.document_id].append(s)
@@ -74,12 +82,49 @@ def plan_spans(chunks: list[dict], titles: dict[str, str], seed: int) -> list[Sp
         first = [s for s in group if not (s.fact["id"] in seen or seen.add(s.fact["id"]))]
         rest = [s for s in group if s not in first]
         by_doc[d] = first + rest
-    ordered: list[Span] = []
+    singles: list[Span] = []
     while any(by_doc[d] for d in docs):
         for d in docs:
             if by_doc[d]:
-                ordered.append(by_doc[d].pop(0))
+                singles.append(by_doc[d].pop(0))
+    bundles = _bundles(spans, parallel, plan or {})
+    if not bundles:
+        return singles
+    ordered: list[Span] = []
+    placed: set[str] = set()
+    rest = iter(singles)
+    for bundle in bundles:
+        for s in bundle:
+            if s.id not in placed:
+                ordered.append(s)
+                placed.add(s.id)
+        for s in rest:
+            if s.id not in placed:
+                ordered.append(s)
+                placed.add(s.id)
+                break
+    ordered.extend(s for s in singles if s.id not in placed)
     return ordered
+
+
+def _bundles(spans: list[Span], parallel: list, plan: dict[str, int]) -> list[tuple[Span, Span]]:
+    """The span pairs harder items of the plan are built from, a few per wanted item (both
+    halves must pass their own round trips), kinds taken in turn."""
+    from_pairs = sum(plan.get(k, 0) for k in ("comparative", "reasoning", "ambiguous"))
+    lists: list[list[tuple[Span, Span]]] = []
+    if from_pairs:
+        taken = {s.id for p in parallel for s in (p.a, p.b)}
+        # parallel spans that are comparable values first (they serve every pair kind)
+        pairs = [(p.a, p.b) for p in parallel if p.comparable] + [
+            (p.a, p.b) for p in find_value_pairs(spans, taken)]
+        lists.append(pairs[: BUNDLES_PER_ITEM * from_pairs])
+    if plan.get("multi_hop", 0):
+        lists.append([(b.first, b.second) for b in find_bridges(spans)]
+                     [: BUNDLES_PER_ITEM * plan["multi_hop"]])
+    out: list[tuple[Span, Span]] = []
+    for i in range(max((len(x) for x in lists), default=0)):
+        out.extend(x[i] for x in lists if i < len(x))
+    return out
 
 
 def _prompts(ctx: RunContext, *names: str) -> dict[str, str]:
@@ -172,6 +217,18 @@ def _pass_rate(ctx: RunContext) -> float:
     return max(0.2, (judged.count("passed") + 1) / (len(judged) + 1))
 
 
+def _wants_more(ctx: RunContext, plan: dict[str, int]) -> bool:
+    """Fewer verified items than wanted; or harder items still short and room for a few more
+    single-hop items (up to EXTRA_PARTS of n): single-hop items are what harder ones are built
+    from, and a run that stops at n single-hop items leaves the dataset all easy."""
+    n = sum(plan.values())
+    done = verified(ctx)
+    if len(done) < n:
+        return True
+    short = any(sum(c["type"] == k for c in done) < plan.get(k, 0) for k in compose.COMPOSED)
+    return short and len(done) < n + math.ceil(EXTRA_PARTS * n)
+
+
 def verified(ctx: RunContext) -> list[dict]:
     return [c for c in cstore.load_candidates(ctx.store, verdict="passed") if not c.get("duplicate_of")]
 
@@ -180,12 +237,21 @@ async def run_waves(ctx: RunContext, chunks: list[dict], titles: dict[str, str],
                     plan: dict[str, int], on_verified=None) -> None:
     """Waves until the plan's total is verified, the spans run out, or the call ceiling."""
     n = sum(plan.values())
-    spans = plan_spans(chunks, titles, ctx.options.seed)
+    spans = plan_spans(chunks, titles, ctx.options.seed, plan)
     ctx.spans.update(s.kind for s in spans)
     asked = {i.get("span") for i in cstore.done_infos(ctx.store, STAGE_QUESTION)}
-    todo = [s for s in spans if s.id not in asked]
+    waves = sorted(cstore.done_infos(ctx.store, STAGE_WAVE), key=lambda i: i.get("index", 0))
+    planned = {sid for w in waves for sid in w.get("spans", [])}
+    todo = [s for s in spans if s.id not in asked and s.id not in planned]
     max_calls = CALLS_PER_ITEM * n
     kb = reader.KnowledgeIndex(chunks, titles)
+    # a wave cut short (Ctrl-C, a crash, --budget) is finished first, as the same wave: what
+    # is composed after it is then what an uninterrupted run composed
+    by_id = {s.id: s for s in spans}
+    unfinished = [by_id[sid] for sid in (waves[-1].get("spans", []) if waves else [])
+                  if sid not in asked and sid in by_id]
+    if unfinished:
+        await write_questions(ctx, unfinished)
     await read_pending(ctx, kb, on_verified)
     await compose.compose_from_verified(ctx, kb, spans, plan, on_verified)
     # Small waves are for the embedded model (one request at a time, so small waves show a
@@ -193,8 +259,9 @@ async def run_waves(ctx: RunContext, chunks: list[dict], titles: dict[str, str],
     # once, hours later) gets waves as large as what is missing: the same waves either way, so
     # the same replies make the same candidates live or batched.
     batched = not getattr(ctx.llm, "local", False)
-    wave = FIRST_WAVE if not batched else len(todo)
-    while todo and len(verified(ctx)) < n and sum(ctx.calls.values()) < max_calls:
+    wave = (WAVE if waves else FIRST_WAVE) if not batched else len(todo)
+    index = len(waves)
+    while todo and _wants_more(ctx, plan) and sum(ctx.calls.values()) < max_calls:
         done = verified(ctx)
         short = n - len(done)
         # composed items still wanted are made from parts already there or coming: a wave
@@ -203,11 +270,15 @@ async def run_waves(ctx: RunContext, chunks: list[dict], titles: dict[str, str],
                                for k in compose.COMPOSED)
         size = min(wave, math.ceil(max(1, short - composed_missing) / _pass_rate(ctx)))
         batch, todo = todo[:size], todo[size:]
+        cstore.record_candidates(ctx.store, [], stage=STAGE_WAVE,
+                                 key=stable_id(STAGE_WAVE, index, [s.id for s in batch]),
+                                 info={"index": index, "spans": [s.id for s in batch]})
+        index += 1
         await write_questions(ctx, batch)
         await read_pending(ctx, kb, on_verified)
         await compose.compose_from_verified(ctx, kb, spans, plan, on_verified)
         wave = WAVE if not batched else len(todo)
-    if not todo and len(verified(ctx)) < n:
+    if not todo and _wants_more(ctx, plan):
         ctx.notes.append(f"stopped: every answer span of the knowledge base was asked "
                          f"({len(spans)} spans)")
     elif len(verified(ctx)) < n and sum(ctx.calls.values()) >= max_calls:
@@ -222,7 +293,7 @@ async def estimate(ctx: RunContext, chunks: list[dict], titles: dict[str, str],
     rates measured on public knowledge bases: about half of the single-hop questions pass."""
     n = sum(plan.values())
     single = plan.get("single_hop", 0) + sum(v for k, v in plan.items() if k != "single_hop")
-    spans = plan_spans(chunks, titles, ctx.options.seed)[: 2 * single]
+    spans = plan_spans(chunks, titles, ctx.options.seed, plan)[: 2 * single]
     calls = {"question": len(spans), "reader": len(spans)}
     for span in spans:
         await ctx.llm.structured(ctx.prompts["question"], {

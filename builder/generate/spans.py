@@ -173,8 +173,16 @@ def spans_of_chunk(chunk: dict, title: str) -> list[Span]:
 
 
 def common_names(spans: list[Span], n_chunks: int, chunk_texts: dict[str, str]) -> set[str]:
-    """Names found in more than MAX_NAME_SHARE of the chunks (at least 3): not answers."""
+    """Names that are no answer: found in more than MAX_NAME_SHARE of the chunks (at least 3),
+    or one capitalised word the knowledge base also writes in lower case ("Direction", "Total":
+    a common word capitalised by a list or a title, not a name)."""
     names = {s.answer.casefold() for s in spans if s.kind == "name"}
+    words = {s.answer for s in spans if s.kind == "name" and re.fullmatch(r"[^\W\d_][^\W\d_A-Z]+", s.answer)
+             and s.answer[0].isupper()}
+    lower = {w.casefold() for w in words}
+    written_lower: set[str] = set()
+    for text in chunk_texts.values():
+        written_lower.update(t for t in re.findall(r"\w+", text) if t in lower)
     counts: Counter = Counter()
     for text in chunk_texts.values():
         low = text.casefold()
@@ -182,7 +190,7 @@ def common_names(spans: list[Span], n_chunks: int, chunk_texts: dict[str, str]) 
             if name in low:
                 counts[name] += 1
     limit = max(3, MAX_NAME_SHARE * n_chunks)
-    return {n for n, c in counts.items() if c > limit}
+    return {n for n, c in counts.items() if c > limit} | written_lower
 
 
 # ------------------------------------------------------------------ parallel spans and bridges
@@ -317,6 +325,56 @@ def find_pairs(spans: list[Span], limit: int = 400) -> list[Pair]:
             pairs.append(Pair(a, b))
             used.update((a.id, b.id))
     return pairs
+
+
+MIN_PAIR_RELATED = 0.15   # Jaccard of two statements' content terms (values left out)
+NEAR = 4                  # words each side of a value that say what it measures
+
+
+def _near_terms(span: Span) -> set[str]:
+    at = span.statement.find(span.answer)
+    if at < 0:
+        return set()
+    before = tokens(span.statement[:at])[-NEAR:]
+    after = tokens(span.statement[at + len(span.answer):])[:NEAR]
+    return key_terms(" ".join(before + after))
+
+
+def find_value_pairs(spans: list[Span], taken: set[str] = frozenset(), limit: int = 200) -> list[Pair]:
+    """Comparable values about related things: two value spans of one document, one kind and
+    one unit, in different statements that share content terms or a section ("26 weeks" of
+    maternity leave, "2 weeks" of paternity leave). What a comparative or a difference item is
+    built from, found before any question is asked so that both halves are asked together.
+    Each span in at most one pair (none of `taken`), most related first."""
+    groups: dict[tuple, list[Span]] = defaultdict(list)
+    for s in spans:
+        if s.value is not None and s.kind in VALUE_KINDS and s.id not in taken:
+            groups[(s.document_id, s.value.kind, s.value.unit)].append(s)
+    scored: list[tuple[float, str, str, Span, Span]] = []
+    for group in groups.values():
+        terms = {s.id: key_terms(s.statement.replace(s.answer, " ")) for s in group}
+        near = {s.id: _near_terms(s) for s in group}
+        for i, a in enumerate(group):
+            for b in group[i + 1:]:
+                if a.fact["id"] == b.fact["id"] or a.value.magnitude == b.value.magnitude:
+                    continue
+                if not near[a.id] & near[b.id]:  # what each value measures: one word in common
+                    continue
+                ta, tb = terms[a.id], terms[b.id]
+                related = len(ta & tb) / max(1, len(ta | tb)) + (0.2 if a.title == b.title else 0)
+                if related >= MIN_PAIR_RELATED:
+                    scored.append((-related, a.id, b.id, a, b))
+    scored.sort(key=lambda x: x[:3])
+    used: set[str] = set()
+    out: list[Pair] = []
+    for _, _, _, a, b in scored:
+        if a.id in used or b.id in used:
+            continue
+        out.append(Pair(a, b))
+        used.update((a.id, b.id))
+        if len(out) >= limit:
+            break
+    return out
 
 
 def find_bridges(spans: list[Span], limit: int = 100) -> list[Bridge]:

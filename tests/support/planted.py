@@ -110,8 +110,10 @@ READER = {
     "How many days of holiday does the company offer each calendar year, on top of bank "
     "holidays?": [("25 days", "25 days")],
     # composed items: the honest reader over the parts' sentences
-    "Which is smaller, the holiday or the carry-over?": [("carry over", "5 days")],
-    "Which is larger, the holiday or the carry-over?": [("25 days", "25 days")],
+    "Which is smaller, the holiday each calendar year or the unused holiday staff carry over?":
+        [("carry over", "5 days")],
+    "Which is larger, the holiday each calendar year or the unused holiday staff carry over?":
+        [("25 days", "25 days")],
     "How much holiday is there for the Tacoma office?": [("25 days", "25 days")],
 }
 

@@ -1,0 +1,79 @@
+"""Code-chosen material for harder items: related values paired, asked side by side early,
+common words not taken for names, and the rare words an unanswerable swap replaces."""
+
+from __future__ import annotations
+
+from builder.generate.compose import Part, topic_words, word_counts
+from builder.generate.pipeline import plan_spans
+from builder.generate.spans import Span, common_names, find_value_pairs
+from builder.text.values import find_values
+
+
+def chunk(cid: str, doc: str, text: str) -> dict:
+    return {"id": cid, "document_id": doc, "text": text, "language": "en", "seq": 0}
+
+
+LEAVE = chunk("c1", "leave.md",
+              "Employees who become parents are entitled to 26 weeks of maternity leave at full pay. "
+              "The partner of a new parent is entitled to 2 weeks of paternity leave at full pay.")
+TRAVEL = chunk("c2", "travel.md",
+               "Train tickets for journeys longer than 3 hours may be booked in first class by "
+               "the employee. Hotel rooms are reimbursed up to £120 per night in any city.")
+SHIPPING = chunk("c3", "shipping.md",
+                 "Parcels sent to customers in the same country usually arrive within 5 days "
+                 "of the order being placed online.")
+
+
+def spans_of(*chunks: dict) -> list[Span]:
+    from builder.generate.spans import spans_of_chunk
+    return [s for c in chunks for s in spans_of_chunk(c, c["document_id"])]
+
+
+def test_related_values_of_one_document_are_paired_and_unrelated_ones_are_not():
+    spans = spans_of(LEAVE, TRAVEL, SHIPPING)
+    pairs = {frozenset((p.a.answer, p.b.answer)) for p in find_value_pairs(spans)}
+    assert frozenset(("26 weeks", "2 weeks")) in pairs
+    # a train journey's hours and a delivery's days: other documents, nothing in common
+    assert not any("5 days" in p for p in pairs)
+    assert not any("3 hours" in p for p in pairs)
+
+
+def test_a_pair_is_asked_side_by_side_at_the_head_of_the_plan_only_when_harder_items_are_wanted():
+    chunks = [LEAVE, TRAVEL, SHIPPING]
+    titles = {c["id"]: c["document_id"] for c in chunks}
+    wanted = plan_spans(chunks, titles, seed=3, plan={"single_hop": 5, "comparative": 1})
+    head = [s.answer for s in wanted[:2]]
+    assert sorted(head) == ["2 weeks", "26 weeks"]
+    plain = plan_spans(chunks, titles, seed=3, plan={"single_hop": 6})
+    assert sorted(s.id for s in plain) == sorted(s.id for s in wanted)  # same spans, other order
+    # without harder items wanted, documents are taken in turn: the pair is not asked together
+    assert plain[0].document_id != plain[1].document_id
+
+
+def test_a_capitalised_common_word_is_no_name_but_a_real_name_is():
+    text = ("Every expense claim is sent to your Manager before the end of the month. "
+            "A manager approves claims within a week. "
+            "Receipts are uploaded to Expensify within 30 days of the purchase.")
+    c = chunk("c9", "expenses.md", text)
+    spans = spans_of(c)
+    names = {s.answer for s in spans if s.kind == "name"}
+    assert {"Manager", "Expensify"} <= names  # both look like names to the span finder
+    dropped = common_names(spans, 40, {"c9": text})
+    assert "manager" in dropped  # the text also writes it in lower case: a common word
+    assert "expensify" not in dropped
+
+
+def test_topic_words_are_what_the_question_is_about_not_what_every_page_says():
+    statement = "Employees can take up to 10 days of paid jury service leave each year."
+    own = statement + " Jury service is a civic duty; tell us when the jury summons arrives."
+    span = Span(id="s", fact={"id": "f", "text": statement}, chunk_id="c", document_id="d",
+                language="en", title="", answer="10 days", kind="duration",
+                value=find_values("10 days")[0])
+    part = Part({"question": "How many days of paid jury service leave can employees take each "
+                 "year?", "answer": "10 days", "language": "en"}, span, span.value)
+    others = [{"text": f"Employees get paid leave and paid holiday, policy {i}."} for i in range(12)]
+    df, n = word_counts([{"text": own}] + others)
+    words = topic_words(part, own, df, n)
+    assert words[0] == "jury"
+    assert "employees" not in [w.casefold() for w in words]  # on every page: not a topic
+    assert "days" not in words  # the answer's own word is never swapped
