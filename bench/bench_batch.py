@@ -16,11 +16,7 @@ On a generated knowledge base of 20,000 chunks (pre-chunked JSONL, ingested once
     the job finishes: staging rounds, requests per round, seconds per pass (a
     pass replays the job from the cache, so later passes take longer; it holds the
     database's write lock that long). `--rounds-chunks N` runs (d) on a knowledge base of N
-    chunks instead: a pass replays the job, chunk selection included, and chunk selection
-    (`generate.plan.select_chunks`: one FTS5 neighbour query per selected chunk, ~0.35 s each
-    on 20,000 of these chunks on the shared machine) costs minutes per generation round there.
-    The live run of `--n 2000` alone took 736 s on 1,202 chunks, and a batched run replays up
-    to that much per pass over some 20 passes (hours); `--n 200` finishes in minutes.
+    chunks instead: a pass replays the job from the cache, span planning included.
 
 Each phase runs in its own process (peak RSS is that process's ru_maxrss).
 

@@ -1,14 +1,14 @@
-"""Planted bad candidates through the real verifier: how many pass (target: none).
+"""Planted bad single-hop questions through the real checks and reader: how many pass (target: none).
 
     python bench/bench_planted.py [--local-model qwen-1.5b] [--base-url URL --model M]
 
-The planted set is tests/support/planted.py: one candidate per way an item can be wrong
-(fabricated evidence, one-chunk "multi-hop", answerable "unanswerable", tautology, an answer
-that contradicts its evidence, an answer from another level of a rubric, the prompt's example
-copied, an off-topic unanswerable), plus right items of the same shapes that should pass. The
-unit test runs it with a scripted honest reader; this runs the verifier model golden would use,
-and prints for each item the verdict and the check that decided, then the bad pass rate
-(reference: 0%) and how many right items passed.
+The planted set is tests/support/planted.py: one question per way a written question can be
+wrong (it holds its answer, copies its heading, refers to "the document", asks another level of
+a rubric, asks something the retrieved sentences answer differently...), plus right questions of
+the same shapes that should pass. The unit test runs them with a scripted honest reader; this
+runs the reader model golden would use (`pipeline.judge_question`: the code checks, then the
+retrieval round trip), prints each verdict and the check that decided, then the bad pass rate
+(reference: 0%) and how many right questions passed.
 """
 
 from __future__ import annotations
@@ -25,13 +25,14 @@ sys.path.insert(0, str(ROOT))
 
 
 def main() -> None:
+    from builder.generate import reader
     from builder.generate.context import RunContext
     from builder.generate.models import GenerateOptions
-    from builder.generate.verify import verify_pending
+    from builder.generate.pipeline import judge_question
     from builder.llm.settings import LLMSettings
     from builder.llm.setup import open_llm
-    from builder.store.candidates import load_candidates, load_facts
-    from tests.support.planted import build, good, planted
+    from builder.store.documents import list_chunks
+    from tests.support.planted import build, good_single, planted_single
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--local-model", default="qwen-1.5b")
@@ -42,33 +43,31 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory() as tmp:
         store = build(Path(tmp) / "planted.db")
-        bad, right = planted(store), good(store)
+        chunks = list_chunks(store)
+        kb = reader.KnowledgeIndex(chunks, {c["id"]: c["title"] for c in chunks})
+        bad, right = planted_single(store), good_single(store)
         with open_llm(store, settings, job="bench-planted") as llm:
             ctx = RunContext.create(store, llm, GenerateOptions())
-            facts = {f["id"]: f for f in load_facts(store)}
             started = time.monotonic()
-            asyncio.run(verify_pending(ctx, load_candidates(store), facts))
+            bad_reasons = [asyncio.run(judge_question(ctx, kb, q, sp)) for _, q, sp, _ in bad]
+            right_reasons = [asyncio.run(judge_question(ctx, kb, q, sp)) for q, sp in right]
             seconds = time.monotonic() - started
             model = llm.model_for("verifier")
-        verdicts = {c["id"]: c for c in load_candidates(store)}
 
     print(f"planted set through {model} ({seconds:.0f} s)")
-    passed_bad = 0
-    for what, cand, expected in bad:
-        got = verdicts[cand["id"]]
-        decided = [r.split(":")[0] for r in got["rejection_reasons"]]
-        passed_bad += got["verdict"] == "passed"
-        mark = "REJECTED" if got["verdict"] == "failed" else "PASSED "
-        other = "" if set(decided) & expected or got["verdict"] == "passed" else \
+    for (what, _, _, expected), reasons in zip(bad, bad_reasons):
+        decided = sorted({r.split(":")[0] for r in reasons})
+        mark = "REJECTED" if reasons else "PASSED  "
+        other = "" if set(decided) & expected or not reasons else \
             f" (another check than {', '.join(sorted(expected))})"
         print(f"  {mark} {what}: {', '.join(decided) or '-'}{other}")
-    right_passed = sum(verdicts[c["id"]]["verdict"] == "passed" for c in right)
-    for cand in right:
-        got = verdicts[cand["id"]]
-        if got["verdict"] != "passed":
-            print(f"  right item rejected: {got['question']!r}: {got['rejection_reasons']}")
-    print(f"bad items passing: {passed_bad} of {len(bad)} ({passed_bad / len(bad):.0%}; "
-          f"reference 0%); right items passing: {right_passed} of {len(right)}")
+    for (question, _), reasons in zip(right, right_reasons):
+        if reasons:
+            print(f"  right question rejected: {question!r}: {reasons}")
+    passed_bad = sum(not r for r in bad_reasons)
+    right_passed = sum(not r for r in right_reasons)
+    print(f"bad questions passing: {passed_bad} of {len(bad)} ({passed_bad / len(bad):.0%}; "
+          f"reference 0%); right questions passing: {right_passed} of {len(right)}")
 
 
 if __name__ == "__main__":

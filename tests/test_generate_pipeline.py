@@ -3,9 +3,8 @@ from verified parts with computed answers, filled columns, idempotent reruns."""
 
 from __future__ import annotations
 
-import math
-
 import json
+import math
 from collections import Counter
 
 from builder.generate import compose, pipeline
@@ -153,3 +152,34 @@ def test_a_composer_that_names_one_side_gives_no_comparative(kb_store):
     assert judged and all(c["verdict"] == "failed" for c in judged)
     assert summary.verified_total >= 8 - summary.types["comparative"].planned  # places filled
     assert summary.types["single_hop"].verified >= 7  # nothing relabelled: more single-hop items
+
+
+def test_one_question_with_two_answers_from_two_places_fails_both(kb_store):
+    """The same question verified twice, from two statements, with two different answers does
+    not say which it asks about: each passed its own round trip, but the pair shows the question
+    does not pin its subject down, and settling the pool fails both."""
+    from builder.generate.candidate import make_candidate
+    from builder.generate.context import RunContext
+    from builder.generate.runner import settle
+    from builder.store import candidates as cstore
+    from builder.store.documents import list_chunks
+
+    chunks = list_chunks(kb_store)
+    rows = []
+    for i, (chunk, answer) in enumerate(zip(chunks[:3], ["30 days", "45 days", "30 days"])):
+        fact = {"id": f"f{i}", "chunk_id": chunk["id"], "evidence": chunk["text"][:40],
+                "evidence_start": 0, "evidence_end": 40, "document_id": chunk["document_id"]}
+        question = "How many days do you have?" if i < 2 else "How long is the trial?"
+        row = make_candidate(ctype="single_hop", question=question, answer=answer, facts=[fact],
+                             language="en", prompts={}, model="m", seed_fact_id=fact["id"],
+                             document_id=chunk["document_id"], key=i)
+        row.update(verdict="passed", verification=[{"check": "round_trip", "passed": True}])
+        rows.append(row)
+    cstore.record_candidates(kb_store, rows, stage="test", key="k", info={})
+    settle(RunContext.create(kb_store, ScriptedLLM(ideal), GenerateOptions()), chunks)
+    after = {c["id"]: c for c in load_candidates(kb_store)}
+    for row in rows[:2]:
+        got = after[row["id"]]
+        assert got["verdict"] == "failed"
+        assert any(r.startswith("unique: another item asks the same") for r in got["rejection_reasons"])
+    assert after[rows[2]["id"]]["verdict"] == "passed"  # its question is its own

@@ -3,7 +3,7 @@ common words not taken for names, and the rare words an unanswerable swap replac
 
 from __future__ import annotations
 
-from builder.generate.compose import Part, topic_words, word_counts
+from builder.generate.compose import KbWords, Part, near_spelling, topic_words
 from builder.generate.pipeline import plan_spans
 from builder.generate.spans import Span, common_names, find_value_pairs
 from builder.text.values import find_values
@@ -63,17 +63,28 @@ def test_a_capitalised_common_word_is_no_name_but_a_real_name_is():
     assert "expensify" not in dropped
 
 
-def test_topic_words_are_what_the_question_is_about_not_what_every_page_says():
+def test_topic_words_are_what_the_question_is_about_and_have_siblings():
     statement = "Employees can take up to 10 days of paid jury service leave each year."
-    own = statement + " Jury service is a civic duty; tell us when the jury summons arrives."
+    own = statement + " Jury service leave is paid; tell us when the jury summons arrives."
     span = Span(id="s", fact={"id": "f", "text": statement}, chunk_id="c", document_id="d",
                 language="en", title="", answer="10 days", kind="duration",
                 value=find_values("10 days")[0])
-    part = Part({"question": "How many days of paid jury service leave can employees take each "
-                 "year?", "answer": "10 days", "language": "en"}, span, span.value)
-    others = [{"text": f"Employees get paid leave and paid holiday, policy {i}."} for i in range(12)]
-    df, n = word_counts([{"text": own}] + others)
-    words = topic_words(part, own, df, n)
-    assert words[0] == "jury"
-    assert "employees" not in [w.casefold() for w in words]  # on every page: not a topic
-    assert "days" not in words  # the answer's own word is never swapped
+    part = Part({"question": "How many days of paid jury service leave can employees take "
+                 "each year from home?", "answer": "10 days", "language": "en"}, span, span.value)
+    others = [{"text": t} for t in (
+        "Employees get paid maternity service leave.", "Employees get paid military service "
+        "leave.", "Employees get paid civic service leave.", "Employees get paid holiday.",
+        "Employees work from home.", "Employees work from home on Fridays.")] * 2
+    words = KbWords.of([{"text": own}] + others)
+    topics = topic_words(part, own, words)
+    assert topics[0] == "jury"  # "maternity", "military", "civic" service: siblings exist
+    assert "employees" not in [w.casefold() for w in topics]  # on every page: not a topic
+    assert "days" not in topics  # the answer's own word is never swapped
+    assert not words.fills_a_slot("home", part.question)  # "from home": no sibling in the KB
+
+
+def test_a_typo_is_no_sibling_but_a_one_letter_sibling_is():
+    assert near_spelling("adooption", "adoption")
+    assert near_spelling("adoptoin", "adoption")
+    assert not near_spelling("paternity", "maternity")
+    assert not near_spelling("military", "jury")

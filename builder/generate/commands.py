@@ -11,7 +11,7 @@ from builder.llm.setup import batch_option, llm_options
 @click.option("--n", "n", type=click.IntRange(1, 100_000), default=20, show_default=True,
               help="Target number of verified candidates (counting earlier runs).")
 @click.option("--mix", default=None, metavar="TYPE=SHARE,...",
-              help="Type shares, e.g. single_hop=0.4,multi_hop=0.2,unanswerable=0.2,temporal=0.2.")
+              help="Type shares, e.g. single_hop=0.4,multi_hop=0.2,comparative=0.2,unanswerable=0.2.")
 @click.option("--types", default=None, metavar="TYPE,...",
               help="Only these types (single_hop, reasoning, multi_hop, comparative, temporal, "
                    "unanswerable, ambiguous).")
@@ -20,7 +20,7 @@ from builder.llm.setup import batch_option, llm_options
 @click.option("--prompts", "prompts_dir", type=click.Path(file_okay=False, exists=True),
               default=None, help="Folder whose .prompt files override the bundled ones.")
 @click.option("--seed", type=int, default=0, show_default=True,
-              help="Seed for which chunks and facts are picked.")
+              help="Seed for the order in which answer spans are asked about.")
 @llm_options
 @batch_option
 @click.pass_obj

@@ -48,6 +48,7 @@ PROMPTS = {"comparative": "compose_comparative", "reasoning": "compose_differenc
 MAX_USES = 2           # a verified item is a part of at most this many composed items
 MIN_RELATED = 0.25     # Jaccard of two questions' content terms: about the same attribute
 MAX_TOPIC_SHARE = 0.2  # a word in more chunks than this is what the whole KB is about
+MIN_SLOT_FILLERS = 3   # other words written in a topic word's place: it has siblings
 STAGE = "compose"
 
 
@@ -225,21 +226,55 @@ def names_in(p: Part) -> list[str]:
     return [n for n in out if not (n.casefold() in seen or seen.add(n.casefold()))]
 
 
-def word_counts(chunks: list[dict]) -> tuple[dict[str, int], int]:
-    """In how many chunks each (casefolded) word occurs, and how many chunks there are."""
-    df: dict[str, int] = {}
-    for c in chunks:
-        for w in set(re.findall(r"[^\W\d_]+", c["text"].casefold())):
-            df[w] = df.get(w, 0) + 1
-    return df, len(chunks)
+@dataclass
+class KbWords:
+    """What the knowledge base says about its words: in how many chunks each occurs, and for
+    each word the words written right before and right after it (the slots it fills)."""
+
+    df: dict[str, int]
+    n_chunks: int
+    before: dict[str, set[str]]
+    after: dict[str, set[str]]
+
+    @classmethod
+    def of(cls, chunks: list[dict]) -> "KbWords":
+        df: dict[str, int] = {}
+        before: dict[str, set[str]] = {}
+        after: dict[str, set[str]] = {}
+        for c in chunks:
+            words = re.findall(r"[^\W\d_]+", c["text"].casefold())
+            for w in set(words):
+                df[w] = df.get(w, 0) + 1
+            for x, y in zip(words, words[1:]):
+                before.setdefault(y, set()).add(x)
+                after.setdefault(x, set()).add(y)
+        return cls(df, len(chunks), before, after)
+
+    def fills_a_slot(self, word: str, question: str) -> bool:
+        """`word` is one of several different words the knowledge base writes in the same place
+        next to the question's neighbouring word ("jury" of "jury service leave" beside
+        "maternity leave", "sabbatical leave"...): a kind of thing with siblings, whose
+        sibling makes a question of the same shape. "home" of "home office" is not."""
+        words = re.findall(r"[^\W\d_]+", question.casefold())
+        low = word.casefold()
+        for i, w in enumerate(words):
+            if w != low:
+                continue
+            for neighbour, fillers in ((words[i + 1] if i + 1 < len(words) else None, self.before),
+                                       (words[i - 1] if i > 0 else None, self.after)):
+                if neighbour and key_terms(neighbour):
+                    others = {f for f in fillers.get(neighbour, set()) - {low} if key_terms(f)}
+                    if len(others) >= MIN_SLOT_FILLERS:
+                        return True
+        return False
 
 
-def topic_words(p: Part, chunk_text: str, df: dict[str, int], n_chunks: int,
-                limit: int = 2) -> list[str]:
-    """Words of the question that its statement holds and that its own chunk is about: frequent
-    in that chunk, rare across the knowledge base ("jury" in a jury service leave, "pension",
-    "nursery"), best first. What a sibling replaces when the question has no name ("military"
-    service leave: a leave the knowledge base never states)."""
+def topic_words(p: Part, chunk_text: str, words: KbWords, limit: int = 2) -> list[str]:
+    """Words of the question that its statement holds, that its own chunk is about (frequent in
+    that chunk, rare across the knowledge base) and that fill a slot other words fill too
+    (`KbWords.fills_a_slot`), best first: what a sibling replaces when the question has no
+    name ("jury" service leave -> "military" service leave, a leave the knowledge base never
+    states)."""
     statement = p.span.statement if p.span else ""
     content = key_terms(p.question)
     own = chunk_text.casefold()
@@ -250,11 +285,26 @@ def topic_words(p: Part, chunk_text: str, df: dict[str, int], n_chunks: int,
                 or not re.search(rf"(?<!\w){re.escape(w)}(?!\w)", statement, re.I):
             continue
         tf = len(re.findall(rf"(?<!\w){re.escape(low)}(?!\w)", own))
-        share = df.get(low, 0) / max(1, n_chunks)
-        if tf < 2 or share > MAX_TOPIC_SHARE:
+        if tf < 2 or words.df.get(low, 0) / max(1, words.n_chunks) > MAX_TOPIC_SHARE \
+                or not words.fills_a_slot(w, p.question):
             continue
-        scored.append((-tf * math.log(n_chunks / max(1, df.get(low, 1))), w))
+        scored.append((-tf * math.log(words.n_chunks / max(1, words.df.get(low, 1))), w))
     return [w for _, w in sorted(scored)][:limit]
+
+
+def near_spelling(a: str, b: str) -> bool:
+    """`a` is `b` with one letter added, dropped or two neighbours swapped ("adooption",
+    "adoption"): a typo of the word, not another thing ("paternity" for "maternity" is)."""
+    a, b = a.casefold(), b.casefold()
+    if a == b or min(len(a), len(b)) < 4:
+        return False
+    if len(a) == len(b):
+        diff = [i for i in range(len(a)) if a[i] != b[i]]
+        return len(diff) == 2 and diff[1] == diff[0] + 1 and a[diff[0]] == b[diff[1]] \
+            and a[diff[1]] == b[diff[0]]
+    long, short = (a, b) if len(a) > len(b) else (b, a)
+    return len(long) == len(short) + 1 and any(long[:i] + long[i + 1:] == short
+                                               for i in range(len(long)))
 
 
 # ------------------------------------------------------------------ composing
@@ -452,8 +502,10 @@ async def unanswerable(ctx: RunContext, p: Part, name: str, kb: reader.Knowledge
     q = pattern.sub(lambda _: sibling, p.question, count=1)
     refusal = _refusal(ctx, p.language)
     row = _row("unanswerable", q, refusal, [p], ctx, "compose_unanswerable", res.model, sibling)
+    typo = any(near_spelling(x, y) for x in sibling.split() for y in re.findall(r"\w+", p.question))
     checks = [("sibling", None if sibling and sibling.casefold() != name.casefold()
                and len(sibling.split()) <= 5 and not any(ch in sibling for ch in "?{}[]")
+               and not typo and not contains(p.question, sibling)
                else "no usable sibling name"),
               ("absent", None if sibling and sibling.casefold() not in kb_text
                else f"the knowledge base mentions {sibling!r}")]
@@ -532,11 +584,11 @@ async def compose_from_verified(ctx: RunContext, kb: reader.KnowledgeIndex, span
     def rare(name: str) -> bool:
         return kb_text.count(name.casefold()) <= max(2, 0.05 * n_chunks)
 
-    df, n = word_counts(kb.chunks)
+    words = KbWords.of(kb.chunks)
     text_of = {c["id"]: c["text"] for c in kb.chunks}
     plan("unanswerable", [(p, name) for p in parts for name in (
         [x for x in names_in(p) if rare(x)]
-        + topic_words(p, text_of.get(p.cand["chunk_ids"][0], ""), df, n))[:1]], cap)
+        + topic_words(p, text_of.get(p.cand["chunk_ids"][0], ""), words))[:1]], cap)
     if not units:
         return
 

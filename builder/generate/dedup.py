@@ -22,7 +22,7 @@ A question written twice with two different answers is the opposite case, and no
 duplicate: `other_answers` finds verified single-hop items whose normalised question another
 verified item, written from another fact, answers differently ("Which file can you add to customise
 your site?" -> publish.css, and again -> publish.js): the question does not pin its subject
-down, and verification rejects both (`verify.reject_other_answers`).
+down, and the run's settle step fails both (`runner.settle`).
 
 Never `created_at`: within a run that is just the order in which concurrent units committed, so
 it would make the kept duplicate (and the final mix) depend on timing. Deterministic: same pool,

@@ -42,8 +42,8 @@ the top-1 chunk holds >= 60% of the question's terms (a near miss tempts an answ
 >= 30%. So medium, or hard for near misses.
 
 On samples/ with the scripted model this puts ~75% of single-hop items at easy, multi-hop and
-reasoning mostly at medium, and the two-passage-plus-choice kinds at hard; the runner steers
-the type plan with that (plan.py `steer_for_difficulty`).
+reasoning mostly at medium, and the two-passage-plus-choice kinds at hard: the harder kinds
+are where medium and hard items come from.
 """
 
 from __future__ import annotations
