@@ -39,6 +39,8 @@ _BULLETS = "•◦▪▫‣∙·●○■□–—*-\uf0b7\uf0a7\uf076\uf0d8\uf0
 _BULLET_LINE = re.compile(rf"^[{re.escape(_BULLETS)}]\s+")
 # "3. Step", "b) Item", "iv. Item"; "10.Step" too (no space before a capital letter)
 _NUMBERED_LINE = re.compile(r"^(?:\d{1,3}|[a-zA-Z]|[ivxlcIVXLC]{1,5})[.)](?:\s+|(?=[A-Z]))(?=\S)")
+# Does a paragraph end like a sentence? (A page's first paragraph that starts in lower case
+# carries on one that does not.) A line-end test, not a splitter: `builder.text.sentences`.
 _SENTENCE_END = re.compile(r"[.!?:;。！？]['\")\]”’]*$")
 _DIGITS = re.compile(r"\d+")
 _HEADING_MAX_WORDS = 14

@@ -38,6 +38,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from builder.text.language import HAN, HANGUL, KANA, detect_language
+from builder.text.sentences import split_sentences
 
 SIGNALS_VERSION = "1"  # bumped when a rule changes: part of the judge's calibration key
 EVIDENCE = 3           # context sentences a claim is judged against
@@ -46,8 +47,6 @@ NEGATIONS = frozenset("""not no never none nor cannot without n't kein keine kei
     nenhuma sem non mai nessun nessuna senza niet geen nooit zonder""".split())
 
 _CJK_CLASS = HAN + KANA + HANGUL
-_SENTENCE = re.compile(r"(?<=[.!?])[\"'”’)\]]*\s+(?=[\"'“‘(\[]?[A-ZÀ-Þ0-9¿¡])|[。！？]+|\n+"
-                       r"|(?<=[!?])\s+")
 _LIST_MARK = re.compile(r"^\s*(?:[-*•]|\d{1,2}[.)])\s+")
 _WORD = re.compile(rf"[{_CJK_CLASS}]+|[^\W_]+(?:['’][^\W_]+)*", re.UNICODE)
 _CJK_RUN = re.compile(rf"^[{_CJK_CLASS}]+$")
@@ -379,7 +378,7 @@ def split_claims(answer: str, prompts_dir: str | None = None) -> list[str]:
     pieces = []
     for line in answer.splitlines():
         line = _LIST_MARK.sub("", line).strip()
-        pieces += [s.strip() for s in _SENTENCE.split(line) if s and s.strip()]
+        pieces += split_sentences(line)
     claims = []
     for sentence in pieces:
         check = check_refusal(sentence, prompts_dir)
@@ -391,11 +390,7 @@ def split_claims(answer: str, prompts_dir: str | None = None) -> list[str]:
 
 
 def context_sentences(contexts: Sequence[str]) -> list[str]:
-    out = []
-    for ctx in contexts:
-        for line in ctx.splitlines():
-            out += [s.strip() for s in _SENTENCE.split(line) if s and s.strip()]
-    return out
+    return [s for ctx in contexts for s in split_sentences(ctx)]
 
 
 class Evidence:
