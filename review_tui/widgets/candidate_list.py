@@ -24,7 +24,7 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from review_tui.safe_text import visible
+from builder.text.terminal import visible
 
 Fetch = Callable[[int, int, "tuple | None"], list[dict]]
 
