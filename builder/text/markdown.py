@@ -29,8 +29,8 @@ from dataclasses import dataclass
 
 ATX_HEADING = re.compile(r" {0,3}(#{1,6})(?:[ \t]+|$)(.*?)(?:[ \t]+#+)?[ \t]*$")
 FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
-# An Obsidian block id closing a line ("Sídney, Australia ^sync-geo-regions") or on a line of
-# its own under the block it names (a quote, a list: Obsidian's help does both): a link target,
+# A wiki-style block id closing a line ("Sídney, Australia ^geo-regions") or on a line of its
+# own under the block it names (a quote, a list: note-taking apps write both): a link target,
 # not text, so it is never part of a statement or an answer.
 BLOCK_ID = re.compile(r"(?:[ \t]+|^[ \t]*)\^[A-Za-z0-9][A-Za-z0-9-]*(?=[ \t]*$)", re.M)
 # Link markup: a wiki link "[[Page#Heading|shown text]]" and a Markdown link "[text](url)".
