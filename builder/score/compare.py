@@ -39,15 +39,6 @@ CONFIDENCE = 0.95
 WORSE_LIMIT = 50   # worse queries listed per run in Markdown, HTML and the terminal
 
 
-def bootstrap_ci(diffs: Sequence[float], *, resamples: int = RESAMPLES, seed: int = SEED,
-                 confidence: float = CONFIDENCE) -> tuple[float, float] | None:
-    """Percentile bootstrap interval of the mean of paired differences; None with < 2 pairs."""
-    if len(diffs) < 2:
-        return None
-    draws = Resamples(len(diffs), resamples, seed)
-    return draws.interval(list(enumerate(diffs)), confidence)
-
-
 class Resamples:
     """`resamples` bootstrap draws of `n` items (with replacement), kept as per-item counts so
     that any metric's mean over any subset of the items can be resampled from the same draws."""

@@ -104,13 +104,6 @@ def _page(title: str, body: Sequence[str]) -> str:
 
 # ---------------------------------------------------------------- charts
 
-def bar_chart(bars: Sequence[tuple[str, float, float]], *, width: int = 560) -> str:
-    """Horizontal bars: (label, value, maximum); each drawn as value / maximum."""
-    return grouped_bars([label for label, _, _ in bars], [""],
-                        [[value] for _, value, _ in bars],
-                        scales=None, maxima=[m for _, _, m in bars], width=width)
-
-
 def grouped_bars(groups: Sequence[str], series: Sequence[str],
                  values: Sequence[Sequence[float | None]], *,
                  scales: Sequence[float] | None = None, maxima: Sequence[float] | None = None,
