@@ -133,14 +133,6 @@ class CandidateList(ScrollView, can_focus=True):
                     return number * BLOCK + offset
         return None
 
-    def find_pending(self, start: int, limit: int = 5 * BLOCK) -> int | None:
-        """First index >= start (within `limit` rows) whose row is pending, overlay included."""
-        for index in range(start, min(self._count, start + limit)):
-            row = self.row(index)
-            if row is not None and self.status_of(row) == "pending":
-                return index
-        return None
-
     # ------------------------------------------------------------------ cursor
 
     def move_to(self, index: int, *, announce: bool = False) -> None:
