@@ -2,7 +2,8 @@
 chunks, facts, candidates by verdict and review status, LLM calls by status and failure reason).
 
 It reads ingest, generation, review and LLM tables alike, so it belongs to none of those areas;
-all its SQL is in `builder.store.documents.document_summaries` and `builder.store.stats`.
+all its SQL is in `builder.store.documents.document_summaries`, `builder.store.stats` and
+`builder.store.logs.log_summary`.
 Read-only. Document ids, formats, languages and error messages are untrusted text: control
 characters (ESC included) are shown as visible glyphs, never sent to the terminal.
 """

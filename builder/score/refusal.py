@@ -3,8 +3,8 @@ unclear (the only case the LLM judge is asked about)?
 
 The rule (what the tests check):
 - The answer is cut into clauses: sentences (`builder.text.sentences`: a line break always
-  ends one), then at ";" and before "but" / "however" / "although" (and their counterparts in the phrase
-  file's languages), so "I don't know the date, but it opened in 1998" is two clauses.
+  ends one), then at ";" and before "but" / "however" / "although" (and their counterparts in
+  the phrase file's languages), so "I don't know the date, but it opened in 1998" is two clauses.
 - A clause containing a phrase of `prompts/refusal_phrases.md` is a refusal clause (every
   language's phrases are checked; whole words in scripts with spaces).
 - Any other clause carries a claim when it has a digit, three or more words of three or more
