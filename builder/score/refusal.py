@@ -25,6 +25,7 @@ from pathlib import Path
 
 from builder.errors import InputError
 from builder.llm.prompts import bundled_prompts_dir
+from builder.text.language import HAN, HANGUL, KANA
 from builder.text.sentences import split_sentences
 
 PHRASE_FILE = "refusal_phrases.md"
@@ -33,7 +34,7 @@ _SEMICOLON = re.compile(r"[;；]\s*")
 _TURN = re.compile(r",?\s+\b(?=(?:but|however|although|though|aber|jedoch|mais|cependant|"
                    r"pero|sin embargo|mas|porém|ma|tuttavia|maar)\b)|(?:但是|但|然而|不过)",
                    re.IGNORECASE)
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+_CJK = re.compile(f"[{HAN}{KANA}{HANGUL}]")
 _WORD = re.compile(r"[^\W\d_]{3,}")
 
 
