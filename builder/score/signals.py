@@ -40,7 +40,8 @@ from dataclasses import dataclass, field
 from builder.text.language import HAN, HANGUL, KANA, detect_language
 from builder.text.sentences import split_sentences
 
-SIGNALS_VERSION = "1"  # bumped when a rule changes: part of the judge's calibration key
+SIGNALS_VERSION = "2"  # bumped when a rule changes: part of the judge's calibration key
+                       # 2: sentences by builder.text.sentences (one rule with generation)
 EVIDENCE = 3           # context sentences a claim is judged against
 NEGATIONS = frozenset("""not no never none nor cannot without n't kein keine keinen nicht nie
     ne pas jamais aucun aucune sans nunca ningún ninguna ningun sin nada não nunca nenhum
