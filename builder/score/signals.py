@@ -41,7 +41,8 @@ from builder.text.language import HAN, HANGUL, KANA, detect_language
 from builder.text.sentences import split_sentences
 
 SIGNALS_VERSION = "2"  # bumped when a rule changes: part of the judge's calibration key
-                       # 2: sentences by builder.text.sentences (one rule with generation)
+                       # 2: sentences by builder.text.sentences (one rule with generation);
+                       # Italian "tre" is 3, not 2
 EVIDENCE = 3           # context sentences a claim is judged against
 NEGATIONS = frozenset("""not no never none nor cannot without n't kein keine keinen nicht nie
     ne pas jamais aucun aucune sans nunca ningún ninguna ningun sin nada não nunca nenhum
@@ -68,7 +69,7 @@ _NUMBER = re.compile(
     r"(?:\s*(" + "|".join(sorted(_SCALES, key=len, reverse=True)) + r")\b)?", re.IGNORECASE)
 _SPELLED: dict[str, int] = {}
 for _n, _words in (
-        (2, "two dos dois duas deux zwei tre twee"), (3, "three tres três trois drei drie"),
+        (2, "two dos dois duas deux zwei twee"), (3, "three tres três trois drei tre drie"),
         (4, "four cuatro quatro quatre vier quattro"), (5, "five cinco cinq fünf cinque vijf"),
         (6, "six seis sechs zes"), (7, "seven siete sete sieben sette zeven"),
         (8, "eight ocho oito huit acht otto"), (9, "nine nueve nove neuf neun negen"),
