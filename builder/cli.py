@@ -14,14 +14,14 @@ from __future__ import annotations
 
 import importlib
 import os
-import re
 import sys
-from dataclasses import dataclass
 
 import click
 
 from builder import __version__
+from builder.cli_context import CliContext
 from builder.errors import GoldenError
+from builder.text.terminal import one_line
 
 # name -> "module:attribute"; the order here is the order in `golden --help`.
 COMMANDS: dict[str, str] = {
@@ -39,33 +39,6 @@ COMMANDS: dict[str, str] = {
     "logs": "builder.logs.commands:logs",
     "demo": "builder.demo:demo",
 }
-
-
-@dataclass
-class CliContext:
-    """What every subcommand gets through `click.pass_obj`."""
-
-    db_path: str
-
-    def open_store(self, *, create: bool = False):
-        """Open (and migrate) the database. Only commands that fill it (`ingest`, `demo`,
-        `score`) may create a new file; the others say plainly that there is none yet."""
-        from builder.errors import InputError
-        from builder.store import Store
-
-        if not create and self.db_path != ":memory:" and not os.path.exists(self.db_path):
-            raise InputError("no golden database here yet; run `golden ingest` first "
-                             "(or pass --db / set GOLDEN_DB)", path=self.db_path)
-        return Store(self.db_path)
-
-
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff]")  # surrogates: bytes not UTF-8
-
-
-def one_line(message: str) -> str:
-    """An error message as one terminal line: newlines and other control characters (ESC
-    included, from a hostile file name or file content) are shown as escapes, never sent."""
-    return _CONTROL.sub(lambda m: repr(m.group())[1:-1], message)
 
 
 class LazyGroup(click.Group):

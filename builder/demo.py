@@ -1,6 +1,6 @@
 """`golden demo`: the whole loop on the bundled sample knowledge base, on a fresh machine.
 
-Ingests samples/ (Northwind Outfitters' support handbook), generates about 20 candidates with
+Ingests samples/ (a fictional retailer's support handbook), generates about 20 candidates with
 the embedded local model (or the endpoint you configured), prints the generation summary and the
 commands that take the set through review, export and scoring. Everything lands in the normal
 `--db` file, so those next commands work on it as they are printed.

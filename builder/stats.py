@@ -2,27 +2,22 @@
 chunks, facts, candidates by verdict and review status, LLM calls by status and failure reason).
 
 It reads ingest, generation, review and LLM tables alike, so it belongs to none of those areas;
-all its SQL is in `builder.store.documents.document_summaries` and `builder.store.stats`.
+all its SQL is in `builder.store.documents.document_summaries`, `builder.store.stats` and
+`builder.store.logs.log_summary`.
 Read-only. Document ids, formats, languages and error messages are untrusted text: control
 characters (ESC included) are shown as visible glyphs, never sent to the terminal.
 """
 
 from __future__ import annotations
 
-import re
-
 import click
 
-from builder.cli import CliContext
-
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+from builder.cli_context import CliContext
+from builder.text.terminal import visible
 
 
 def _visible(value: object) -> str:
-    """Untrusted text for the terminal: control characters (ESC included) become visible."""
-    text = "" if value is None else str(value)
-    return _CONTROL.sub(lambda m: chr(0x2400 + ord(m.group())) if ord(m.group()) < 0x20
-                        else ("\u2421" if m.group() == "\x7f" else "\ufffd"), text)
+    return visible(value, multiline=False)
 
 
 @click.command()

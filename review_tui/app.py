@@ -22,7 +22,7 @@ from builder.store import Store
 from builder.store.review_leases import release_session
 from builder.store.review_log import set_overlap
 from builder.store.review_overlap import Overlap, get_overlap
-from review_tui.safe_text import visible
+from builder.text.terminal import visible
 from review_tui.screens.review import ReviewScreen
 from review_tui.signals import SignalExit
 from review_tui.writer import DecisionWriter

@@ -237,7 +237,7 @@ def test_tables_without_outer_pipes_and_after_a_paragraph_are_tables():
 
 
 def test_a_numbered_list_item_is_a_step_and_a_bulleted_one_is_not():
-    from builder.generate.statements import step_at
+    from builder.text.markdown import step_at
 
     text = ("## Making HTTPS requests to a local server\n\nYou will need certificates:\n\n"
             "1. Use trustme to generate them.\n2) Pass the server files to the server.\n"

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from builder.score.compare import Resamples, bootstrap_ci, compare_reports
+from builder.score.compare import RESAMPLES, Resamples, compare_reports
 from tests.support.scoring import GOLDEN, RUN, write_jsonl
 
 
@@ -146,10 +146,11 @@ def test_compare_needs_two_reports_and_rejects_non_reports(golden_cli, tmp_path)
 
 def test_bootstrap_is_seeded_paired_and_brackets_the_mean():
     diffs = [0.1, -0.2, 0.3, 0.0, 0.5, 0.2]
-    lo, hi = bootstrap_ci(diffs, seed=3)
-    assert (lo, hi) == bootstrap_ci(diffs, seed=3)
+    pairs = list(enumerate(diffs))
+    lo, hi = Resamples(len(diffs), RESAMPLES, seed=3).interval(pairs)
+    assert (lo, hi) == Resamples(len(diffs), RESAMPLES, seed=3).interval(pairs)
     assert lo <= sum(diffs) / len(diffs) <= hi
-    assert bootstrap_ci([1.0]) is None
+    assert Resamples(1, RESAMPLES, seed=3).interval([(0, 1.0)]) is None
     # one set of draws serves every metric: a metric present on a subset of the items
     draws = Resamples(6, 500, seed=1)
     assert draws.interval([(0, 1.0), (3, 1.0)]) == (1.0, 1.0)

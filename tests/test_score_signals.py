@@ -25,6 +25,7 @@ def verdicts(answer: str, *contexts: str) -> list[str | None]:
     ("Il a ouvert le 5 mars 2021.", "Ouverture le 05/03/2021 à Lyon."),
     ("It raised $5 million.", "The company raised $5,000,000 in its first round."),
     ("It costs 45 %.", "A fee of 45 percent applies."),
+    ("Il rimborso arriva in tre giorni.", "Il rimborso arriva entro 3 giorni."),
 ])
 def test_values_written_differently_are_found(answer, context):
     checks = check_answer(answer, [context])

@@ -21,13 +21,13 @@ from builder.llm.types import LLM, BudgetExceeded
 from builder.store import candidates as cstore
 from builder.store.db import Store
 from builder.store.documents import list_chunks
+from builder.text.markdown import section_heading
 
 from builder.generate import dedup, difficulty, pipeline
 from builder.generate.candidate import stable_id
 from builder.generate.context import RunContext
 from builder.generate.models import GenerateOptions, GenerateSummary
 from builder.generate.plan import type_targets
-from builder.generate.statements import section_heading
 from builder.generate.summary import build_summary
 
 

@@ -31,10 +31,11 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
 from builder.text.lexicon import lexicon
+from builder.text.markdown import plain, step_at
 from builder.text.values import Value, comparable, find_values
 
 from builder.generate.candidate import stable_id
-from builder.generate.statements import extract_statements, step_at
+from builder.generate.statements import extract_statements
 from builder.generate.terms import key_terms, tokens
 
 MIN_REST_TERMS = 3
@@ -113,7 +114,6 @@ def _names(fact: dict, raw: str) -> list[str]:
 
 
 def _plain_value(text: str) -> str:
-    from builder.generate.statements import plain
     return plain(text).rstrip(" .;")
 
 

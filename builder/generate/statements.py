@@ -15,8 +15,9 @@ Guarantees, for every row of `extract_statements(chunk)`:
 - deterministic: the same chunk gives the same rows and ids, in document order.
 
 What becomes a statement:
-- prose: sentences (a splitter that knows abbreviations, decimals, versions, domains; Chinese
-  splits after 。！？；), each further split at "; " when the parts are long enough on their own;
+- prose: sentences (`builder.text.sentences`: it knows abbreviations, decimals, versions,
+  domains; Chinese splits after 。！？；), each further split at "; " when the parts are long
+  enough on their own;
 - list items (marker excluded from the evidence), sentence-split the same way; when the
   paragraph before the list ends with ":", its last sentence (the lead-in) opens each item's
   text -- "Your line manager will normally approve requests of: more than 2 days ..." -- while
@@ -40,8 +41,11 @@ from __future__ import annotations
 
 import re
 
-from builder.text.language import HAN, HAN_CHAR, detect_language
-from builder.text.markdown import BLOCK_ID, DELIMITER_ROW, cell_spans, line_blocks
+from builder.text.language import HAN_CHAR, detect_language
+from builder.text.markdown import (
+    DELIMITER_ROW, HEADING_LINE, cell_spans, plain, section_heading, span_blocks,
+)
+from builder.text.sentences import STARTERS, sentence_spans
 
 from builder.generate.candidate import stable_id
 from builder.generate.terms import STOPWORDS, dates, key_terms
@@ -57,47 +61,13 @@ MIN_CJK = 6
 MAX_WORDS = 60
 MAX_ENTITIES = 4
 
-_CJK = HAN
 _CJK_CHAR = HAN_CHAR
 
-# -- line kinds ------------------------------------------------------------------------------
-_QUOTE = re.compile(r"[ \t]{0,3}>[ \t]?")
-_RULE = re.compile(r"[ \t]{0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$")
-_SETEXT = re.compile(r"[ \t]{0,3}(?:=+|-+)[ \t]*$")
-_ITEM = re.compile(r"([ \t]*)([-*+]|\d{1,3}[.)])[ \t]+(?=\S)")  # indent, marker
 _LINK_ONLY = re.compile(
     r"\s*(?:!?\[[^\]]*\]\([^)]*\)|<[a-z]+:[^>\s]+>|[a-z]+://\S+)\s*[.,;:]?\s*$", re.I)
 
-# -- sentences -------------------------------------------------------------------------------
-_LATIN_END = re.compile(r"[.!?]+[\"'”’)\]*_`]*(?=\s)")
-_CJK_END = re.compile(r"[。！？；]+[”’」』）)\"'*_`]*")
-_NEXT_START = re.compile(rf"\s+(?:>\s*)*(?=[A-Z0-9\"'“‘(\[*_`$€£¥{_CJK}])")
-_WORD_BEFORE = re.compile(r"(\S+)$")
-_WORD_AFTER = re.compile(r"\s+(?:>\s*)*[\"'“‘(\[*_`]*([A-Za-z]+)")
-# Never a sentence end ("e.g. Gold", "Mr. Smith", "approx. 5 days").
-_HARD_ABBREV = frozenset(
-    "e.g. i.e. eg. ie. mr. mrs. ms. dr. prof. approx. vs. cf. st. jr. sr. fig. no. nos. ref. "
-    "dept. ca. viz. al.".split())
-# A sentence end only when the next word is one that starts sentences ("at 4:00 p.m. On other
-# holidays" ends; "at 3:00 p.m. Pacific" does not).
-_SOFT_ABBREV = frozenset("a.m. p.m. etc. inc. ltd. co. corp. u.s. u.k.".split())
-_INITIALS = re.compile(r"(?:[A-Za-z]\.){2,}|[A-Z]\.")  # "U.S.", "J. Smith", "Plan B."
 _SEMICOLON = re.compile(r";(?=\s)")
 
-# -- markup ----------------------------------------------------------------------------------
-_MARKUP = [
-    (BLOCK_ID, ""),                                            # Obsidian block ids
-    (re.compile(r"!?\[([^\]]*)\]\([^)]*\)"), r"\1"),          # links and images
-    (re.compile(r"\[([^\]]+)\]\[[^\]]*\]"), r"\1"),           # reference links
-    (re.compile(r"<([a-z]+:[^>\s]+)>", re.I), r"\1"),          # autolinks
-    (re.compile(r"<br\s*/?>", re.I), " "),
-    (re.compile(r"(`+)(.+?)\1"), r"\2"),                       # inline code
-    (re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1"), r"\2"),     # bold
-    (re.compile(r"(?<![\w*])\*(?=[^\s*])(.+?)(?<=[^\s*])\*(?![\w*])"), r"\1"),  # italic
-    (re.compile(r"(?<![\w_])_(?=[^\s_])(.+?)(?<=[^\s_])_(?![\w_])"), r"\1"),
-    (re.compile(r"~~(?=\S)(.+?)(?<=\S)~~"), r"\1"),
-    (re.compile(r"\n[ \t]*>[ \t]?"), "\n"),                    # inner blockquote markers
-]
 _BOLD = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1")
 
 # -- entities --------------------------------------------------------------------------------
@@ -105,16 +75,7 @@ _BOLD = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1")
 _WORD = r"[A-Z][A-Za-z0-9\u00c0-\u024f-]*"
 _NAME = re.compile(rf"(?<![\w-]){_WORD}(?:[ \t]+(?:{_WORD}|\d+\b))*")
 # Capitalised only because they start a sentence, or calendar words (dates are not entities).
-_COMMON = frozenset(
-    """most our we if each every all both any some many few several other another this these
-    those that there here it they their its when while after before during since until once
-    for from in on at by with without to of as and or but not no yes also then so however
-    please note see use new today now always never only just even still more less first last
-    next same such both either neither customers customer members member agents staff
-    monday tuesday wednesday thursday friday saturday sunday mondays tuesdays wednesdays
-    thursdays fridays saturdays sundays weekdays weekends mon tue tues wed thu thur thurs fri
-    sat sun january february march april may june july august september october november
-    december jan feb mar apr jun jul aug sep sept oct nov dec""".split()) | STOPWORDS
+_COMMON = STARTERS | STOPWORDS
 # A capitalised word right after a lower-case word or a comma: written as a name.
 _MID_CAPITAL = re.compile(
     r"(?:(?<![\w-])[a-z][\w'’-]*|[,;:)])(?:[ \t]+|[ \t]*\n[ \t>]*)[*_`(\"“]*([A-Z][A-Za-z0-9-]*)")
@@ -138,7 +99,7 @@ def extract_statements_counted(chunk: dict) -> tuple[list[dict], int]:
     text = chunk["text"]
     language = chunk.get("language") or detect_language(text)
     chunk_terms = key_terms(text)
-    blocks = _blocks(text)
+    blocks = span_blocks(text)
     names = _midsentence_capitals("\n".join(text[s:e] for _, spans in blocks for s, e in spans))
     rows: list[dict] = []
     seen: set[str] = set()
@@ -182,60 +143,13 @@ def extract_statements_counted(chunk: dict) -> tuple[list[dict], int]:
     return rows, dropped
 
 
-_HEADING_LINE = re.compile(r"^[ \t]{0,3}#{1,6}[ \t]+(.+?)[ \t#]*$", re.M)
-
-
-def section_heading(text: str, offset: int) -> str | None:
-    """The last Markdown heading above `offset` in `text` (None when there is none)."""
-    found = None
-    for m in _HEADING_LINE.finditer(text, 0, offset):
-        found = m.group(1)
-    return found
-
-
-def list_around(text: str, offset: int) -> tuple[list[tuple[int, int]], int] | None:
-    """The items of the list that holds `offset` in `text` (each item's span without its
-    marker, as `extract_statements` reads them) and the index of the one holding it; None when
-    `offset` is in no list item. A list is a run of items with no prose, table or heading
-    between them."""
-    run: list[tuple[int, int]] = []
-    found = None
-    for kind, spans in _blocks(text) + [("end", [])]:
-        if kind == "item":
-            start, end = spans[0]
-            if start <= offset < end:
-                found = len(run)
-            run.append((start, end))
-            continue
-        if found is not None:
-            return run, found
-        run = []
-    return None
-
-
-def step_at(text: str, offset: int | None) -> bool:
-    """Whether `offset` of `text` is in an item of a numbered list ("3. Configure `httpx` to use
-    the certificates stored in `client.pem`."): a step of a procedure, which holds only within
-    the procedure its heading names."""
-    found = list_around(text, offset) if offset is not None else None
-    if found is None:
-        return False
-    items, at = found
-    start = items[at][0]
-    pos = text.rfind("\n", 0, start) + 1
-    while (quote := _QUOTE.match(text, pos, start)) and quote.end() > pos:
-        pos = quote.end()
-    marker = _ITEM.match(text, pos)
-    return bool(marker) and marker.end() == start and marker.group(2)[0].isdigit()
-
-
 def list_context(text: str, first_item: int) -> str:
     """What introduces the list whose first item starts at `first_item`: the heading of its
     section and the lead-in ending with ":" just above it ("There are two widely used Python
     packages which both handle this functionality:"). Every item of the list shares it."""
     line_start = text.rfind("\n", 0, first_item) + 1
     paragraph = text[:line_start].rstrip().rsplit("\n\n", 1)[-1]
-    lead = _lead_in(plain(paragraph)) if paragraph and not _HEADING_LINE.match(paragraph) else None
+    lead = _lead_in(plain(paragraph)) if paragraph and not HEADING_LINE.match(paragraph) else None
     return " ".join(filter(None, (section_heading(text, first_item), lead)))
 
 
@@ -244,90 +158,8 @@ def _lead_in(paragraph: str) -> str | None:
     ("Your line manager will normally approve requests of:") -- or None."""
     if not paragraph.endswith((":", "：")):
         return None
-    last = re.split(r"(?<=[.!?。！？])\s+", paragraph)[-1]
+    last = paragraph[sentence_spans(paragraph)[-1][0]:].strip()
     return last if 2 <= len(last.split()) <= 40 or _CJK_CHAR.search(last) else None
-
-
-# -- blocks ----------------------------------------------------------------------------------
-
-def _lines(text: str) -> list[tuple[int, int, int]]:
-    """(line start, content start after blockquote markers, line end without newline)."""
-    out = []
-    pos = 0
-    for line in text.split("\n"):
-        end = pos + len(line)
-        content = pos
-        while (m := _QUOTE.match(text, content, end)) and m.end() > content:
-            content = m.end()
-        out.append((pos, content, end))
-        pos = end + 1
-    return out
-
-
-def _blocks(text: str) -> list[tuple[str, list[tuple[int, int]]]]:
-    """("prose" | "item", [(start, end)]) or ("table", [(start, end) per row]), in order.
-
-    Headings, fenced code, tables and paragraphs are read by `builder.text.markdown.line_blocks`
-    (the chunker's reading), on each line's content after block-quote markers; a paragraph is
-    then cut into list items and prose here, and its rules and setext headings dropped. Prose
-    and item spans run from the first content character to the last; table spans are whole row
-    lines without leading/trailing whitespace."""
-    lines = _lines(text)
-    contents = [text[cs:le] for _, cs, le in lines]
-    blocks: list[tuple[str, list[tuple[int, int]]]] = []
-    for block in line_blocks(contents):
-        if block.kind == "table":
-            rows = []
-            for _, cs, le in lines[block.start:block.end]:
-                cs += len(text[cs:le]) - len(text[cs:le].lstrip())
-                rows.append((cs, _rstrip(text, cs, le)))
-            blocks.append(("table", rows))
-        elif block.kind == "paragraph":
-            blocks.extend(_paragraph_blocks(text, lines, block.start, block.end))
-    return blocks
-
-
-def _paragraph_blocks(text: str, lines: list[tuple[int, int, int]], first: int, end: int
-                      ) -> list[tuple[str, list[tuple[int, int]]]]:
-    """The list items and prose of paragraph lines `first` .. `end` (excluded), without rules
-    and setext headings."""
-    blocks: list[tuple[str, list[tuple[int, int]]]] = []
-    current: list | None = None  # [kind, start, end]
-
-    def close() -> None:
-        nonlocal current
-        if current is not None:
-            blocks.append((current[0], [(current[1], current[2])]))
-            current = None
-
-    i = first
-    while i < end:
-        _, cs, le = lines[i]
-        content = text[cs:le]
-        i += 1
-        if _RULE.match(content):
-            close()
-            continue
-        if m := _ITEM.match(content):
-            close()
-            current = ["item", cs + m.end(), _rstrip(text, cs, le)]
-            continue
-        if current is None and i < end and _SETEXT.match(text[lines[i][1]:lines[i][2]]):
-            i += 1  # setext heading: the text line and its underline
-            continue
-        if current is None:
-            lead = len(content) - len(content.lstrip())
-            current = ["prose", cs + lead, _rstrip(text, cs, le)]
-        else:  # continuation (or lazy continuation) of a paragraph or list item
-            current[2] = _rstrip(text, cs, le)
-    close()
-    return blocks
-
-
-def _rstrip(text: str, start: int, end: int) -> int:
-    while end > start and text[end - 1].isspace():
-        end -= 1
-    return end
 
 
 # -- sentences -------------------------------------------------------------------------------
@@ -336,41 +168,9 @@ def _pieces(text: str, start: int, end: int) -> list[tuple[int, int]]:
     """Statement spans of text[start:end]: sentences, then their "; " parts that can stand
     alone, trimmed (no surrounding whitespace, no trailing ";")."""
     out = []
-    for s, e in _sentences(text, start, end):
+    for s, e in sentence_spans(text, start, end):
         out.extend(_semicolon_parts(text, s, e))
     return [span for span in (_trim(text, s, e) for s, e in out) if span[1] > span[0]]
-
-
-def _sentences(text: str, start: int, end: int) -> list[tuple[int, int]]:
-    cuts = set()
-    for m in _CJK_END.finditer(text, start, end):
-        cuts.add(m.end())
-    for m in _LATIN_END.finditer(text, start, end):
-        if _is_sentence_end(text, start, end, m):
-            cuts.add(m.end())
-    spans, prev = [], start
-    for cut in sorted(cuts):
-        if prev < cut < end:
-            spans.append((prev, cut))
-            prev = cut
-    spans.append((prev, end))
-    return spans
-
-
-def _is_sentence_end(text: str, start: int, end: int, m: re.Match) -> bool:
-    nxt = _NEXT_START.match(text, m.end(), end)
-    if not nxt:
-        return False  # lower-case or nothing follows: "e.g. tents", a wrapped line
-    if text[m.start()] != ".":
-        return True
-    word = _WORD_BEFORE.search(text, start, m.start() + 1)
-    token = (word.group(1) if word else "").lstrip("(\"'“‘*_`[")
-    if token.lower() in _HARD_ABBREV:  # "No." ends a sentence unless a number follows
-        return token.lower() == "no." and not text[nxt.end():nxt.end() + 1].isdigit()
-    if token.lower() in _SOFT_ABBREV or _INITIALS.fullmatch(token):
-        after = _WORD_AFTER.match(text, m.end(), end)
-        return bool(after) and after.group(1).lower() in _COMMON
-    return True
 
 
 def _semicolon_parts(text: str, start: int, end: int) -> list[tuple[int, int]]:
@@ -412,14 +212,6 @@ def _trim(text: str, start: int, end: int) -> tuple[int, int]:
 
 
 # -- keeping ---------------------------------------------------------------------------------
-
-def plain(markdown: str) -> str:
-    """Markdown inline markup removed (emphasis, code, links), whitespace collapsed."""
-    out = markdown
-    for pattern, repl in _MARKUP:
-        out = pattern.sub(repl, out)
-    return " ".join(out.split())
-
 
 def _size(claim: str) -> tuple[int, int]:
     """(Latin words, CJK characters)."""

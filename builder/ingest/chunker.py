@@ -43,6 +43,10 @@ from builder.ingest.blocks import Block
 from builder.ingest.tokens import encoding
 
 _PROSE = {"paragraph", "line", "sentence", "piece"}
+# Chunk boundaries between sentences, not the sentences golden reads facts and claims from
+# (`builder.text.sentences`): a cut here only has to keep a chunk readable and its token count
+# exact, so ";" and ":" end a piece too and no abbreviation is consulted. Where the overlap
+# may start: after the punctuation and the whitespace that follows it.
 _SENTENCE_END = re.compile(r"[.!?;:][\"'”’)\]]*\s+|[。！？；]+[”’」』）)]*\s*")
 # Where to cut between sentences: right after the closing punctuation. Before a space or tab
 # that is a pre-tokenizer boundary (the space starts the next pre-token), so counts still add

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import click
 
-from builder.cli import CliContext, one_line
+from builder.cli_context import CliContext
+from builder.text.terminal import one_line
 
 
 @click.command()

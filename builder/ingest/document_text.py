@@ -57,7 +57,7 @@ def pages_label(pages: list[int]) -> str:
     return f"p. {pages[0]}" if len(pages) == 1 else f"pp. {pages[0]}-{pages[-1]}"
 
 
-def one_line(text: str) -> str:
+def collapse_spaces(text: str) -> str:
     """Whitespace runs (newlines included) as one space, trimmed."""
     return _SPACES.sub(" ", text).strip()
 
@@ -96,14 +96,14 @@ class DocumentText:
         self.pages.append(self._length + (2 if self._parts else 0))
 
     def heading(self, text: str, level: int) -> None:
-        text = one_line(text)
+        text = collapse_spaces(text)
         if text:
             level = min(max(level, 1), 6)
             self._add("heading", "#" * level + " " + text, level, text)
 
     def paragraph(self, text: str) -> None:
         """A paragraph; its inner line breaks are kept (PDF rows, RST line blocks)."""
-        lines = [one_line(line) for line in text.split("\n")]
+        lines = [collapse_spaces(line) for line in text.split("\n")]
         self._add("paragraph", _escape("\n".join(line for line in lines if line)))
 
     def continue_paragraph(self, text: str) -> bool:
@@ -111,7 +111,7 @@ class DocumentText:
         next page); False if there is none."""
         if not self.blocks or self.blocks[-1].kind != "paragraph":
             return False
-        text = _escape(one_line(text))
+        text = _escape(collapse_spaces(text))
         if not text:
             return True
         joined = " " + text
@@ -131,13 +131,13 @@ class DocumentText:
     def items(self, items: list[tuple[int, str, str]]) -> None:
         """A list as one block: (depth, marker, text) per item, e.g. (0, "-", "Milk"),
         (1, "2.", "Second step")."""
-        lines = [f"{'  ' * depth}{marker} {one_line(text)}" for depth, marker, text in items
-                 if one_line(text)]
+        lines = [f"{'  ' * depth}{marker} {collapse_spaces(text)}" for depth, marker, text in items
+                 if collapse_spaces(text)]
         self._add("paragraph", "\n".join(lines))
 
     def table(self, rows: list[list[str]]) -> None:
         """A table; the first row is its header. Cells are made one line, `|` escaped."""
-        rows = [[one_line(c).replace("|", "\\|") for c in row] for row in rows]
+        rows = [[collapse_spaces(c).replace("|", "\\|") for c in row] for row in rows]
         rows = [row for row in rows if any(row)]
         if not rows:
             return

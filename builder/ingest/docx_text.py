@@ -22,7 +22,7 @@ import zipfile
 
 from builder.errors import InputError
 from builder.ingest.document_text import (
-    DocumentText, Extracted, NoText, needs_extra, one_line,
+    DocumentText, Extracted, NoText, needs_extra, collapse_spaces,
 )
 
 _HEADING_STYLE = re.compile(r"^heading\s*([1-9])$", re.IGNORECASE)
@@ -76,7 +76,7 @@ def docx_to_text(data: bytes, display: str) -> Extracted:
     _flush(out, items)
     if not out.blocks:
         raise NoText("no text in this Word document (pictures only?); skipped")
-    title = one_line(document.core_properties.title or "") or None
+    title = collapse_spaces(document.core_properties.title or "") or None
     return out.result(title)
 
 

@@ -32,13 +32,15 @@ from dataclasses import dataclass
 
 from builder.errors import InputError
 from builder.ingest.document_text import (
-    DocumentText, Extracted, NoText, needs_extra, one_line,
+    DocumentText, Extracted, NoText, needs_extra, collapse_spaces,
 )
 
 _BULLETS = "•◦▪▫‣∙·●○■□–—*-\uf0b7\uf0a7\uf076\uf0d8\uf0fc"
 _BULLET_LINE = re.compile(rf"^[{re.escape(_BULLETS)}]\s+")
 # "3. Step", "b) Item", "iv. Item"; "10.Step" too (no space before a capital letter)
 _NUMBERED_LINE = re.compile(r"^(?:\d{1,3}|[a-zA-Z]|[ivxlcIVXLC]{1,5})[.)](?:\s+|(?=[A-Z]))(?=\S)")
+# Does a paragraph end like a sentence? (A page's first paragraph that starts in lower case
+# carries on one that does not.) A line-end test, not a splitter: `builder.text.sentences`.
 _SENTENCE_END = re.compile(r"[.!?:;。！？]['\")\]”’]*$")
 _DIGITS = re.compile(r"\d+")
 _HEADING_MAX_WORDS = 14
@@ -81,7 +83,7 @@ def pdf_to_text(data: bytes, display: str) -> Extracted:
                                  f"be read ({str(exc).rstrip('.')})", path=display) from None
         try:
             outline = _outline(pdf)
-            title = one_line(pdf.get_metadata_value("Title") or "") or None
+            title = collapse_spaces(pdf.get_metadata_value("Title") or "") or None
         except pdfium.PdfiumError as exc:
             raise InputError(f"damaged PDF ({str(exc).rstrip('.')})", path=display) from None
     finally:
@@ -149,7 +151,7 @@ def _outline(pdf) -> list[tuple[int, str, int]]:
         for mark in pdf.get_toc(max_depth=6):
             dest = mark.get_dest()
             page = dest.get_index() if dest is not None else None
-            title = one_line(mark.get_title() or "")
+            title = collapse_spaces(mark.get_title() or "")
             if page is not None and title:
                 out.append((mark.level, title, page))
     except Exception:  # a damaged outline is no reason to lose the text

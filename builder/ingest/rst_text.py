@@ -21,7 +21,7 @@ import io
 import re
 
 from builder.errors import InputError
-from builder.ingest.document_text import DocumentText, Extracted, one_line
+from builder.ingest.document_text import DocumentText, Extracted, collapse_spaces
 
 _SPHINX_ROLES = (
     "ref", "doc", "term", "class", "func", "meth", "attr", "mod", "obj", "data", "exc",
@@ -133,7 +133,7 @@ class _Walker:
         elif isinstance(node, (n.title, n.subtitle, n.rubric)):
             out.paragraph(node.astext())
         elif isinstance(node, n.paragraph):
-            out.paragraph(one_line(node.astext()))
+            out.paragraph(collapse_spaces(node.astext()))
         elif isinstance(node, (n.literal_block, n.doctest_block)):
             classes = [c for c in node.get("classes", []) if c != "code"]
             out.code(node.astext(), classes[0] if classes else "")
@@ -146,7 +146,7 @@ class _Walker:
             for entry in node.children:
                 label = entry.children[0].astext() if entry.children else ""
                 rest = " ".join(c.astext() for c in entry.children[1:])
-                items.append((0, "-", f"{one_line(label)}: {one_line(rest)}"))
+                items.append((0, "-", f"{collapse_spaces(label)}: {collapse_spaces(rest)}"))
             out.items(items)
         elif isinstance(node, n.table):
             out.table(self.table_rows(node))
@@ -157,16 +157,16 @@ class _Walker:
             body = [c for c in node.children if not isinstance(c, n.title)]
             title = node.next_node(n.title)
             if title is not None and node.tagname == "admonition":
-                label = one_line(title.astext())
+                label = collapse_spaces(title.astext())
             if body and isinstance(body[0], n.paragraph) and label:
-                out.paragraph(f"{label}: {one_line(body[0].astext())}")
+                out.paragraph(f"{label}: {collapse_spaces(body[0].astext())}")
                 body = body[1:]
             for child in body:
                 self.element(child, depth)
         elif isinstance(node, (n.footnote, n.citation)):
             label = node.next_node(n.label)
             text = " ".join(c.astext() for c in node.children if c is not label)
-            out.paragraph(f"[{label.astext() if label else ''}] {one_line(text)}")
+            out.paragraph(f"[{label.astext() if label else ''}] {collapse_spaces(text)}")
         elif isinstance(node, n.Element) and node.children:
             self.body(node, depth)  # containers, block quotes, figures, compound, ...
         elif isinstance(node, n.Text) and node.astext().strip():
@@ -178,7 +178,7 @@ class _Walker:
         start = node.get("start", 1)
         for k, item in enumerate(c for c in node.children if isinstance(c, n.list_item)):
             marker = f"{start + k}." if enumerated else "-"
-            text = " ".join(one_line(c.astext()) for c in item.children
+            text = " ".join(collapse_spaces(c.astext()) for c in item.children
                             if not isinstance(c, (n.bullet_list, n.enumerated_list)))
             items.append((level, marker, text))
             for sub in item.children:
@@ -192,5 +192,5 @@ class _Walker:
             for part in group.children:
                 if isinstance(part, (n.thead, n.tbody)):
                     for row in part.children:
-                        rows.append([one_line(entry.astext()) for entry in row.children])
+                        rows.append([collapse_spaces(entry.astext()) for entry in row.children])
         return rows

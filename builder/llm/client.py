@@ -347,9 +347,9 @@ class OpenAIClient:
             try:
                 # The generic `post` skips the SDK's per-call request transformation (~3-6 ms of
                 # CPU per call at high concurrency); the body is plain JSON we built ourselves.
-                # The SDK's timeout is httpx's, per read: an endpoint that sends its status and
-                # then a byte every half second restarts it with every byte and held a run
-                # forever. `wait_for` is the call's overall deadline, reply body included.
+                # The SDK's timeout is its HTTP client's, per read: an endpoint that sends its
+                # status and then a byte every half second restarts it with every byte and held
+                # a run forever. `wait_for` is the call's overall deadline, reply body included.
                 response = await asyncio.wait_for(
                     sdk.post("/chat/completions", body=request, cast_to=httpx2.Response),
                     self.settings.timeout)

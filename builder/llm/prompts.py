@@ -209,11 +209,6 @@ def load_sentences(filename: str, prompts_dir: str | Path | None = None) -> dict
     return out
 
 
-def sentence_for(sentences: dict[str, str], language: str | None) -> str:
-    """The sentence for `language`, else the English one."""
-    return sentences.get((language or "en").split("-")[0], sentences["en"])
-
-
 def _read_text(path: Path) -> str:
     try:
         return path.read_text(encoding="utf-8")

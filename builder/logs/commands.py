@@ -228,6 +228,6 @@ def promote(obj, causes, bad_cases, thumbs_up, record_ids, since, until, limit, 
 
 
 def _one_line(text: str, limit: int = 80) -> str:
-    from builder.score.report import visible
+    from builder.text.terminal import visible
 
-    return visible(text, limit)
+    return visible(text, multiline=False, limit=limit)

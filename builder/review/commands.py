@@ -1,8 +1,8 @@
 """`golden review-stats`, `golden review export-log FILE`, `golden review import-log FILE`:
-thin shells over builder/review/agreement.py, logfile.py and builder/store/review_sync.py.
+thin shells over builder/review/summary.py, logfile.py and builder/store/review_sync.py.
 
 Annotator names are untrusted text (typed by anyone, or imported): shown as `Text`, with
-control characters made visible, never as markup.
+control characters shown as escapes (`builder.text.terminal.one_line`), never as markup.
 """
 
 from __future__ import annotations
@@ -12,29 +12,9 @@ from pathlib import Path
 
 import click
 
-from builder.cli import CliContext, one_line
-
-
-def review_summary(store) -> dict:
-    """Everything `golden review-stats` reports, as one JSON-ready dict: agreement, reject
-    reasons, adjudication, overlap and per-annotator decisions and throughput."""
-    from builder.review.agreement import agreement, throughput
-    from builder.store.review_overlap import get_overlap
-    from builder.store.review_stats import (adjudication_counts, decision_times,
-                                            shared_votes, vote_counts)
-
-    counts = vote_counts(store)
-    times = decision_times(store)
-    overlap = get_overlap(store.conn)
-    return {
-        "overlap": {"k": overlap.k, "share": overlap.share},
-        "agreement": agreement(shared_votes(store)),
-        "adjudication": adjudication_counts(store),
-        "annotators": {name: {**counts.get(name, {"accept": 0, "reject": 0, "skip": 0,
-                                                 "final": 0}),
-                              **throughput(times.get(name, []))}
-                       for name in sorted(set(counts) | set(times))},
-    }
+from builder.cli_context import CliContext
+from builder.review.summary import review_summary
+from builder.text.terminal import one_line
 
 
 def _fmt(value, pct: bool = False) -> str:

@@ -130,7 +130,7 @@ def print_calibration(result: Mapping[str, Any], console=None) -> None:
     from rich.table import Table
     from rich.text import Text
 
-    from builder.score.report import fmt
+    from builder.score.cells import fmt
 
     console = console or Console(highlight=False)
     table = Table(title="Judge vs human agreement", title_justify="left")

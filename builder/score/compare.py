@@ -30,22 +30,13 @@ from pydantic import BaseModel
 from builder.errors import InputError
 from builder.score.directions import arrow, lower_is_better, verdict
 from builder.score.inputs import within
-from builder.score.report import fmt, md_cell, md_table, query_label, visible
+from builder.score.cells import fmt, md_cell, md_table, one_cell, query_label
 from builder.text.input_files import read_input_text
 
 RESAMPLES = 1000
 SEED = 0
 CONFIDENCE = 0.95
 WORSE_LIMIT = 50   # worse queries listed per run in Markdown, HTML and the terminal
-
-
-def bootstrap_ci(diffs: Sequence[float], *, resamples: int = RESAMPLES, seed: int = SEED,
-                 confidence: float = CONFIDENCE) -> tuple[float, float] | None:
-    """Percentile bootstrap interval of the mean of paired differences; None with < 2 pairs."""
-    if len(diffs) < 2:
-        return None
-    draws = Resamples(len(diffs), resamples, seed)
-    return draws.interval(list(enumerate(diffs)), confidence)
 
 
 class Resamples:
@@ -405,8 +396,9 @@ def print_comparison(result: Mapping[str, Any], console=None, *, limit: int = 20
     labels = [r["label"] for r in result["runs"]]
     shown = set(result["headline_metrics"]) | {"mrr", "map"}
     rows = [r for r in result["metrics"] if r["metric"] in shown or "@" not in r["metric"]]
-    table = Table(title=f"Baseline: {visible(labels[0])} (* the paired interval excludes 0; "
-                        "all metrics and intervals: --out compare.md or .html)",
+    # Titles as `Text`: a run label is untrusted (a file name) and must not be read as markup.
+    table = Table(title=Text(f"Baseline: {one_cell(labels[0])} (* the paired interval excludes "
+                             "0; all metrics and intervals: --out compare.md or .html)"),
                   title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
     body = rows + result["operations"]
     deltas = [[_terminal_delta(c) for c in row["changes"][1:]] for row in body]
@@ -418,32 +410,33 @@ def print_comparison(result: Mapping[str, Any], console=None, *, limit: int = 20
     if needed > console.width:
         # too narrow for the words: the arrow, the colour and the mark say it
         deltas = [[_terminal_delta(c, words=False) for c in row["changes"][1:]] for row in body]
-        table.title = (f"Baseline: {visible(labels[0])} (↑/↓ the change; green better, red "
-                       "worse; * the paired interval excludes 0; all metrics and intervals: "
-                       "--out compare.md or .html)")
+        table.title = Text(f"Baseline: {one_cell(labels[0])} (↑/↓ the change; green better, "
+                           "red worse; * the paired interval excludes 0; all metrics and "
+                           "intervals: --out compare.md or .html)")
     # The deltas (and their significance marks) are never cut: their columns are as wide as
     # their widest cell; the run labels wrap in their headers instead of being cut.
     table.add_column("metric", overflow="fold", min_width=12)
     for label in labels:
-        table.add_column(Text(visible(label, 40)), justify="right", overflow="fold",
+        table.add_column(Text(one_cell(label, 40)), justify="right", overflow="fold",
                          min_width=6)
     for j, label in enumerate(labels[1:]):
         widest = max((len(cells[j].plain) for cells in deltas), default=1)
-        table.add_column(Text("Δ " + visible(label, 40)), justify="right", overflow="fold",
+        table.add_column(Text("Δ " + one_cell(label, 40)), justify="right", overflow="fold",
                          min_width=widest)
     for row, cells in zip(body, deltas):
         table.add_row(row["metric"], *(_terminal_value(v) for v in row["values"]), *cells)
     console.print(table)
     for i, worse in enumerate(result["worse"][1:], 1):
-        console.print(Text(f"{visible(labels[i])}: {result['common_queries'][i]} queries shared "
+        console.print(Text(f"{one_cell(labels[i])}: {result['common_queries'][i]} queries shared "
                            f"with the baseline; {len(worse)} got worse on "
                            f"{', '.join(result['headline_metrics']) or 'no shared metric'}."))
         if worse:
-            wt = Table(title=f"Worse in {visible(labels[i])} (worst {min(limit, len(worse))})",
+            wt = Table(title=Text(f"Worse in {one_cell(labels[i])} (worst "
+                                  f"{min(limit, len(worse))})"),
                        title_justify="left")
             for col in ("question", "worse on", "better on"):
                 wt.add_column(col)
             for w in worse[:limit]:
-                wt.add_row(Text(visible(query_label(w), 60)), Text(deltas_text(w["drops"])),
-                           Text(visible(deltas_text(w["gains"]), 60)))
+                wt.add_row(Text(one_cell(query_label(w), 60)), Text(deltas_text(w["drops"])),
+                           Text(one_cell(deltas_text(w["gains"]), 60)))
             console.print(wt)

@@ -22,9 +22,8 @@ from typing import Any
 
 from builder.score.compare import change_text, deltas_text
 from builder.score.directions import SCALE_5, arrow, lower_is_better
-from builder.score.report import (
-    breakdown_columns, fmt, query_label, report_title, trend_columns, trust_text,
-    visible,
+from builder.score.cells import (
+    breakdown_columns, fmt, one_cell, query_label, report_title, trend_columns, trust_text,
 )
 
 _NUM = ' class="num"'
@@ -53,7 +52,7 @@ background:#eef0f3;margin-right:.2rem;text-decoration:none;color:#1d2125}
 
 
 def _e(value: Any, limit: int | None = None) -> str:
-    return escape(visible(value, limit), quote=True)
+    return escape(one_cell(value, limit), quote=True)
 
 
 def _num(value: Any) -> str:
@@ -104,13 +103,6 @@ def _page(title: str, body: Sequence[str]) -> str:
 
 
 # ---------------------------------------------------------------- charts
-
-def bar_chart(bars: Sequence[tuple[str, float, float]], *, width: int = 560) -> str:
-    """Horizontal bars: (label, value, maximum); each drawn as value / maximum."""
-    return grouped_bars([label for label, _, _ in bars], [""],
-                        [[value] for _, value, _ in bars],
-                        scales=None, maxima=[m for _, _, m in bars], width=width)
-
 
 def grouped_bars(groups: Sequence[str], series: Sequence[str],
                  values: Sequence[Sequence[float | None]], *,

@@ -2,9 +2,9 @@
 unclear (the only case the LLM judge is asked about)?
 
 The rule (what the tests check):
-- The answer is cut into clauses: sentences (. ! ? and their CJK forms, line breaks), then
-  at ";" and before "but" / "however" / "although" (and their counterparts in the phrase
-  file's languages), so "I don't know the date, but it opened in 1998" is two clauses.
+- The answer is cut into clauses: sentences (`builder.text.sentences`: a line break always
+  ends one), then at ";" and before "but" / "however" / "although" (and their counterparts in
+  the phrase file's languages), so "I don't know the date, but it opened in 1998" is two clauses.
 - A clause containing a phrase of `prompts/refusal_phrases.md` is a refusal clause (every
   language's phrases are checked; whole words in scripts with spaces).
 - Any other clause carries a claim when it has a digit, three or more words of three or more
@@ -25,14 +25,16 @@ from pathlib import Path
 
 from builder.errors import InputError
 from builder.llm.prompts import bundled_prompts_dir
+from builder.text.language import HAN, HANGUL, KANA
+from builder.text.sentences import split_sentences
 
 PHRASE_FILE = "refusal_phrases.md"
 _LINE = re.compile(r"^([a-z]{2,3}(?:-[A-Za-z]{2,4})?):\s*(\S.*)$")
-_SENTENCE = re.compile(r"(?<=[.!?])\s+|[。！？!?\n]+|[;；]\s*")
+_SEMICOLON = re.compile(r"[;；]\s*")
 _TURN = re.compile(r",?\s+\b(?=(?:but|however|although|though|aber|jedoch|mais|cependant|"
                    r"pero|sin embargo|mas|porém|ma|tuttavia|maar)\b)|(?:但是|但|然而|不过)",
                    re.IGNORECASE)
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+_CJK = re.compile(f"[{HAN}{KANA}{HANGUL}]")
 _WORD = re.compile(r"[^\W\d_]{3,}")
 
 
@@ -83,12 +85,14 @@ def _phrase_pattern(phrase: str) -> re.Pattern:
 
 
 def clauses(answer: str) -> list[str]:
+    """The clauses of `answer` (see the module docstring), stripped of punctuation around them."""
     out = []
-    for sentence in _SENTENCE.split(answer):
-        for part in _TURN.split(sentence):
-            part = part.strip(" \t,.:;-–—\"'“”")
-            if part:
-                out.append(part)
+    for sentence in split_sentences(answer):
+        for piece in _SEMICOLON.split(sentence):
+            for part in _TURN.split(piece):
+                part = part.strip(" \t,.:;-–—\"'“”")
+                if part:
+                    out.append(part)
     return out
 
 

@@ -8,46 +8,18 @@ Markdown/HTML, passed to rich as `Text` (never markup), with control characters 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from builder.errors import InputError
+from builder.score.cells import (
+    breakdown_columns, fmt, md_cell, md_table, one_cell, query_label, report_title, trend_columns,
+    trust_text,
+)
 from builder.score.directions import JUDGE_METRICS, lower_is_better
 
 FORMATS = {".json": "json", ".md": "md", ".markdown": "md", ".html": "html", ".htm": "html"}
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
-def visible(text: Any, limit: int | None = None) -> str:
-    """Untrusted text made safe for one terminal/table cell: control characters shown as
-    `\\xNN`, newlines as spaces, optionally cut to `limit` characters."""
-    s = "" if text is None else str(text)
-    s = s.replace("\r\n", " ").replace("\n", " ").replace("\t", " ")
-    s = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", s)
-    if limit is not None and len(s) > limit:
-        s = s[: limit - 1] + "…"
-    return s
-
-
-def fmt(value: Any) -> str:
-    if value is None:
-        return "–"
-    if isinstance(value, float):
-        return f"{value:.4f}"
-    return str(value)
-
-
-def trust_text(report: Mapping[str, Any], metric: str) -> str:
-    """Beside a judged figure: the judge's measured agreement with human labels, or "not
-    calibrated" (`trust`); empty for figures no judge made."""
-    from builder.score.trust import describe
-
-    if metric not in JUDGE_METRICS:
-        return ""
-    entry = ((report.get("judge") or {}).get("calibration") or {}).get(metric)
-    return describe({**entry, "metric": metric} if entry else None)
 
 
 def format_for(path: str) -> str:
@@ -149,35 +121,6 @@ def render_json(report: Mapping[str, Any]) -> str:
 
 # ---------------------------------------------------------------- Markdown
 
-def md_cell(text: Any, limit: int | None = 200) -> str:
-    """One Markdown table cell: no markup, no HTML, no line breaks."""
-    s = visible(text, limit)
-    s = s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return re.sub(r"([\\`*_\[\]|#!~])", r"\\\1", s)
-
-
-def md_table(header: list[str], rows: list[list[str]]) -> list[str]:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(row) + " |" for row in rows]
-    return lines + [""]
-
-
-def breakdown_columns(report: Mapping[str, Any]) -> list[str]:
-    """Metrics shown in per-type/difficulty tables: the largest-k retrieval figures + judge."""
-    ks = report["options"]["ks"]
-    k = max(ks) if ks else None
-    wanted = [f"hit_rate@{k}", f"recall@{k}", f"ndcg@{k}", "mrr", "map", "correctness",
-              "faithfulness", "hallucination_rate", "context_relevance", "wrong_refusal_rate",
-              "correct_refusal_rate"]
-    present = set(report["summary"])
-    return [m for m in wanted if m in present]
-
-
-def report_title(report: Mapping[str, Any]) -> str:
-    """The report's own title (`golden logs: ...`), else `golden score: <run file>`."""
-    return report.get("title") or f"golden score: {Path(report['run'] or 'run').name or 'run'}"
-
-
 def render_markdown(report: Mapping[str, Any]) -> str:
     out = [f"# {md_cell(report_title(report), None)}", ""]
     c = report["counts"]
@@ -251,11 +194,6 @@ def render_markdown(report: Mapping[str, Any]) -> str:
     return "\n".join(out)
 
 
-def trend_columns(trends: Mapping[str, Any]) -> list[str]:
-    """The columns of a trend table, in order: volume, feedback rates, latency, judge means."""
-    return ["records", *trends["rates"], "latency_mean_ms", "judged", *trends["metrics"]]
-
-
 def _markdown_trends(trends: Mapping[str, Any] | None) -> list[str]:
     if not trends or not trends["rows"]:
         return []
@@ -270,12 +208,6 @@ def _markdown_trends(trends: Mapping[str, Any] | None) -> list[str]:
 def _question_of(report: Mapping[str, Any], qid: str) -> str:
     entry = report["per_query"].get(qid) or {}
     return entry.get("question") or qid
-
-
-def query_label(entry: Mapping[str, Any]) -> str:
-    """How a message names a query: its text when known (a seed-format id is only a hash),
-    else its id."""
-    return entry.get("question") or entry.get("query_id") or ""
 
 
 def _markdown_misses(report: Mapping[str, Any]) -> list[str]:
@@ -345,7 +277,7 @@ def print_terminal(report: Mapping[str, Any], console=None) -> None:
         for m in cols:
             bt.add_column(m, justify="right")
         for name, g in groups.items():
-            bt.add_row(Text(visible(name, 30)), str(g["n"]), *(fmt(g.get(m)) for m in cols))
+            bt.add_row(Text(one_cell(name, 30)), str(g["n"]), *(fmt(g.get(m)) for m in cols))
         console.print(bt)
     misses = report.get("retrieval_misses") or []
     if misses:
@@ -356,9 +288,9 @@ def print_terminal(report: Mapping[str, Any], console=None) -> None:
         for col in ("question", f"recall@{k}", "missing gold", "retrieved"):
             mt.add_column(col)
         for m in misses[:10]:
-            mt.add_row(Text(visible(query_label(m), 60)), fmt(m[f"recall@{k}"]),
-                       Text(visible(", ".join(m["missing_ids"]), 30)),
-                       Text(visible(", ".join(m["retrieved_ids"][:3]), 40)))
+            mt.add_row(Text(one_cell(query_label(m), 60)), fmt(m[f"recall@{k}"]),
+                       Text(one_cell(", ".join(m["missing_ids"]), 30)),
+                       Text(one_cell(", ".join(m["retrieved_ids"][:3]), 40)))
         console.print(mt)
     bad = report["bad_cases"]
     if bad and report.get("bad_case_rule"):
@@ -366,15 +298,15 @@ def print_terminal(report: Mapping[str, Any], console=None) -> None:
         for col in ("question", "cause", "evidence"):
             bct.add_column(col)
         for b in bad[:10]:
-            bct.add_row(Text(visible(query_label(b), 50)), Text(str(b["attribution"])),
-                        Text(visible(b["reason"], 90)))
+            bct.add_row(Text(one_cell(query_label(b), 50)), Text(str(b["attribution"])),
+                        Text(one_cell(b["reason"], 90)))
         console.print(bct)
     elif bad:
         bct = Table(title=f"Bad cases ({len(bad)}, worst 10)", title_justify="left")
         for col in ("question", "correct.", "cause"):
             bct.add_column(col)
         for b in bad[:10]:
-            bct.add_row(Text(visible(query_label(b), 70)), fmt(b["correctness"]),
+            bct.add_row(Text(one_cell(query_label(b), 70)), fmt(b["correctness"]),
                         Text(str(b["attribution"])))
         console.print(bct)
     trends = report.get("trends")
@@ -407,4 +339,4 @@ def print_terminal(report: Mapping[str, Any], console=None) -> None:
             f"metrics not scored), {c['missing_from_run']} missing from the run, "
             f"{c.get('unknown_in_run', 0)} run queries not in the golden set."))
     for w in report["warnings"]:
-        console.print(Text("warning: " + visible(w), style="yellow"))
+        console.print(Text("warning: " + one_cell(w), style="yellow"))

@@ -38,16 +38,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from builder.text.language import HAN, HANGUL, KANA, detect_language
+from builder.text.sentences import split_sentences
 
-SIGNALS_VERSION = "1"  # bumped when a rule changes: part of the judge's calibration key
+SIGNALS_VERSION = "2"  # bumped when a rule changes: part of the judge's calibration key
+                       # 2: sentences by builder.text.sentences (one rule with generation);
+                       # Italian "tre" is 3, not 2
 EVIDENCE = 3           # context sentences a claim is judged against
 NEGATIONS = frozenset("""not no never none nor cannot without n't kein keine keinen nicht nie
     ne pas jamais aucun aucune sans nunca ningún ninguna ningun sin nada não nunca nenhum
     nenhuma sem non mai nessun nessuna senza niet geen nooit zonder""".split())
 
 _CJK_CLASS = HAN + KANA + HANGUL
-_SENTENCE = re.compile(r"(?<=[.!?])[\"'”’)\]]*\s+(?=[\"'“‘(\[]?[A-ZÀ-Þ0-9¿¡])|[。！？]+|\n+"
-                       r"|(?<=[!?])\s+")
 _LIST_MARK = re.compile(r"^\s*(?:[-*•]|\d{1,2}[.)])\s+")
 _WORD = re.compile(rf"[{_CJK_CLASS}]+|[^\W_]+(?:['’][^\W_]+)*", re.UNICODE)
 _CJK_RUN = re.compile(rf"^[{_CJK_CLASS}]+$")
@@ -68,7 +69,7 @@ _NUMBER = re.compile(
     r"(?:\s*(" + "|".join(sorted(_SCALES, key=len, reverse=True)) + r")\b)?", re.IGNORECASE)
 _SPELLED: dict[str, int] = {}
 for _n, _words in (
-        (2, "two dos dois duas deux zwei tre twee"), (3, "three tres três trois drei drie"),
+        (2, "two dos dois duas deux zwei twee"), (3, "three tres três trois drei tre drie"),
         (4, "four cuatro quatro quatre vier quattro"), (5, "five cinco cinq fünf cinque vijf"),
         (6, "six seis sechs zes"), (7, "seven siete sete sieben sette zeven"),
         (8, "eight ocho oito huit acht otto"), (9, "nine nueve nove neuf neun negen"),
@@ -379,7 +380,7 @@ def split_claims(answer: str, prompts_dir: str | None = None) -> list[str]:
     pieces = []
     for line in answer.splitlines():
         line = _LIST_MARK.sub("", line).strip()
-        pieces += [s.strip() for s in _SENTENCE.split(line) if s and s.strip()]
+        pieces += split_sentences(line)
     claims = []
     for sentence in pieces:
         check = check_refusal(sentence, prompts_dir)
@@ -391,11 +392,7 @@ def split_claims(answer: str, prompts_dir: str | None = None) -> list[str]:
 
 
 def context_sentences(contexts: Sequence[str]) -> list[str]:
-    out = []
-    for ctx in contexts:
-        for line in ctx.splitlines():
-            out += [s.strip() for s in _SENTENCE.split(line) if s and s.strip()]
-    return out
+    return [s for ctx in contexts for s in split_sentences(ctx)]
 
 
 class Evidence:

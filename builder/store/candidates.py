@@ -1,11 +1,11 @@
-"""All SQL of the generation pipeline: chunks to work on, facts, candidates and the stage ledger.
+"""All SQL of the generation pipeline: chunks to work on, candidates and the stage ledger (and
+the facts table of runs before answer-first generation, read by `load_facts`).
 
 Guarantees the generator relies on:
 
 - Every unit of work is written by ONE call here, in ONE `store.write()` transaction together with
-  its `stage_done` row (`record_facts`, `record_candidates`, `record_verification`,
-  `record_verifications` for a batch of verdicts). A crash between units loses at most the unit
-  in flight; a crash inside one leaves nothing of it.
+  its `stage_done` row (`record_candidates`, `record_verification`). A crash between units
+  loses at most the unit in flight; a crash inside one leaves nothing of it.
 - Inserts are `INSERT OR IGNORE` on deterministic ids, so replaying a unit never duplicates rows.
 - JSON columns are written and read back decoded by `jsoncols`.
 - The review columns (`status`, `edit_*`, `reject_*`, `reviewer`, `reviewed_at`) are never written
@@ -51,24 +51,6 @@ def _mark_done(db, stage: str, key: str, info: dict | None) -> None:
 
 
 # ---------------------------------------------------------------- facts
-
-def record_facts(store: Store, facts: list[dict], *, stage: str, key: str, info: dict) -> None:
-    """Insert one chunk's facts and its ledger row in one transaction (idempotent)."""
-    now = utcnow()
-    with store.write() as db:
-        for f in facts:
-            db.execute(
-                """INSERT OR IGNORE INTO facts (id, chunk_id, seq, text, evidence, evidence_start,
-                       evidence_end, entities, dates, language, prompt_name, prompt_version,
-                       llm_call_id, cell, created_at)
-                   VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)""",
-                [f["id"], f["chunk_id"], f["seq"], f["text"], f["evidence"], f["evidence_start"],
-                 f["evidence_end"], to_json(f.get("entities", [])), to_json(f.get("dates", [])),
-                 f.get("language"), f.get("prompt_name"), f.get("prompt_version"),
-                 f.get("llm_call_id"), to_json(f.get("cell")), now],
-            )
-        _mark_done(db, stage, key, info)
-
 
 def load_facts(store: Store, chunk_ids: Iterable[str] | None = None,
                prompt_version: str | None = None, prompt_name: str | None = None) -> list[dict]:
@@ -137,26 +119,6 @@ def record_verification(store: Store, candidate_id: str, *, verification: list[d
             [to_json(verification), verdict, to_json(rejection_reasons), utcnow(), candidate_id],
         )
         _mark_done(db, stage, key, {"candidate_id": candidate_id, "verdict": verdict})
-
-
-def record_verifications(store: Store, rows: list[dict], *, stage: str) -> None:
-    """Store the verdicts of several candidates and each one's ledger row in ONE transaction,
-    so a unit that judged them together (one batched verifier call) is committed whole or not
-    at all. Each row holds `candidate_id`, `verification`, `verdict`, `rejection_reasons` and
-    `key` (its `stage_done` key); columns and ledger rows are those of `record_verification`."""
-    if not rows:
-        return
-    now = utcnow()
-    with store.write() as db:
-        for row in rows:
-            db.execute(
-                """UPDATE candidates SET verification = ?, verdict = ?, rejection_reasons = ?,
-                       updated_at = ? WHERE id = ?""",
-                [to_json(row["verification"]), row["verdict"], to_json(row["rejection_reasons"]), now,
-                 row["candidate_id"]],
-            )
-            _mark_done(db, stage, row["key"],
-                       {"candidate_id": row["candidate_id"], "verdict": row["verdict"]})
 
 
 def record_duplicates(store: Store, pairs: list[tuple[str, str]], *, stage: str,

@@ -168,16 +168,6 @@ def list_documents(store: Store) -> list[dict]:
     return [_decode(r) for r in store.query("SELECT * FROM documents ORDER BY id")]
 
 
-def get_document(store: Store, document_id: str) -> dict | None:
-    rows = store.query("SELECT * FROM documents WHERE id = ?", (document_id,))
-    return _decode(rows[0]) if rows else None
-
-
-def get_chunk(store: Store, chunk_id: str) -> dict | None:
-    rows = store.query("SELECT * FROM chunks WHERE id = ?", (chunk_id,))
-    return _decode(rows[0]) if rows else None
-
-
 def chunks_by_id(store: Store, chunk_ids: Iterable[str]) -> dict[str, dict]:
     """id -> chunk (JSON columns decoded; `language` falls back to the document's) for the ids
     that exist. The one lookup of chunks by id: generation, verification, export and scoring

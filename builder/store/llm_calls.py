@@ -43,18 +43,6 @@ def record_call(store: Store, **fields: Any) -> int:
         return cur.lastrowid
 
 
-def call_totals(store: Store, job: str | None = None) -> dict[str, Any]:
-    """Counts, tokens and cost over the log (optionally one job), for reports."""
-    where, params = ("WHERE job = ?", (job,)) if job else ("", ())
-    rows = store.query(
-        f"SELECT status, COUNT(*) AS n, COALESCE(SUM(prompt_tokens), 0) AS prompt_tokens, "
-        f"COALESCE(SUM(completion_tokens), 0) AS completion_tokens, "
-        f"COALESCE(SUM(cost_usd), 0) AS cost_usd FROM llm_calls {where} GROUP BY status",
-        params,
-    )
-    return {r["status"]: {k: v for k, v in r.items() if k != "status"} for r in rows}
-
-
 def load_response_modes(store: Store) -> dict[str, str]:
     """Remembered response-format mode per "base_url|model" (json_schema/json_object/text)."""
     rows = store.query("SELECT key, value FROM meta WHERE key LIKE ?", (_MODE_KEY + "%",))

@@ -59,14 +59,6 @@ class UndoResult:
     conflicts: int = 0
 
 
-def candidate_log(store: Store, candidate_id: str, limit: int = 50) -> list[dict]:
-    """The candidate's review history, newest first."""
-    return store.query(
-        "SELECT id, uid, annotator, at, action, reason, note, undoes, batch_id, final"
-        " FROM review_log WHERE candidate_id = ? ORDER BY id DESC LIMIT ?",
-        (candidate_id, limit))
-
-
 def candidate_votes(store: Store, candidate_id: str) -> list[dict]:
     """Every current decision on the candidate, oldest first: annotator, final (0/1), decision,
     reason, note, at. What the adjudication view shows side by side."""

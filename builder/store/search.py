@@ -1,5 +1,6 @@
-"""Lexical search over chunks with SQLite FTS5 (BM25): the baseline retriever and the pipeline's
-way to find related or conflicting chunks.
+"""Lexical search over chunks with SQLite FTS5 (BM25): `search_chunks` for the baseline
+retriever and for generation (related chunks, difficulty), `kb_search` for the reviewer's
+knowledge-base search.
 
 User and LLM text is never passed to FTS5 as query syntax: it is split into word tokens and each
 is quoted, so `AND`, `NEAR(...)`, `*` or quotes in the text are searched as plain words.
@@ -10,7 +11,6 @@ from __future__ import annotations
 import re
 
 from builder.store.db import Store
-from builder.text.language import HAN
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 
@@ -101,61 +101,3 @@ def _marked_spans(text: str, marked: str, words: set[str]) -> list[tuple[int, in
         if pos == len(text):
             return spans
     return [(m.start(), m.end()) for m in _WORD.finditer(text) if m.group().lower() in words]
-
-
-def _phrase_query(phrase: str) -> str:
-    """An FTS5 phrase query for the words of `phrase` in a row ("" when it has none)."""
-    words = [w.lower().replace('"', '""') for w in _WORD.findall(phrase)]
-    return '"' + " ".join(words) + '"' if words else ""
-
-
-def _matches(store: Store, query: str) -> bool:
-    return bool(store.query("SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT 1", [query]))
-
-
-def phrase_share(store: Store, phrase: str) -> float:
-    """The share of chunks that contain the words of `phrase` in a row (0.0 - 1.0)."""
-    query = _phrase_query(phrase)
-    total = store.query("SELECT count(*) AS n FROM chunks")[0]["n"] if query else 0
-    if not total:
-        return 0.0
-    hits = store.query("SELECT count(*) AS n FROM chunks_fts WHERE chunks_fts MATCH ?", [query])
-    return hits[0]["n"] / total
-
-
-def phrase_in_kb(store: Store, phrase: str) -> bool:
-    """True when some chunk contains the words of `phrase` in a row (FTS5 phrase query)."""
-    query = _phrase_query(phrase)
-    return bool(query) and _matches(store, query)
-
-
-_CJK_BIGRAM = re.compile(f"^[{HAN}]{{2}}$")
-
-
-def absent_terms(store: Store, words: list[str]) -> list[str]:
-    """The words no chunk of the knowledge base contains, in input order.
-
-    A Latin word counts as present when the FTS5 index (porter stems) holds it, or, for words
-    of six letters or more, any term starting with its first five letters ("shipment" meets
-    "shipments", "refundable" meets "refunds"). A two-character CJK term is looked up as a
-    substring of the chunk text (the FTS tokenizer keeps CJK runs whole)."""
-    out = []
-    for word in words:
-        w = word.lower()
-        if _CJK_BIGRAM.match(w):
-            hit = store.query("SELECT 1 FROM chunks WHERE instr(text, ?) > 0 LIMIT 1", [w])
-        elif _WORD.fullmatch(w):
-            hit = _matches(store, '"' + w + '"' + (f' OR "{w[:5]}"*' if len(w) >= 6 else ""))
-        else:
-            continue
-        if not hit:
-            out.append(word)
-    return out
-
-
-def texts_containing(store: Store, needle: str, limit: int = 50) -> list[str]:
-    """The texts of up to `limit` chunks that contain `needle` verbatim (case-sensitive): for
-    code names, which the FTS tokenizer splits ("aiter_bytes" -> "aiter", "bytes") or keeps
-    whole ("AsyncBaseTransport"), so neither a term nor a prefix query finds their twins."""
-    rows = store.query("SELECT text FROM chunks WHERE instr(text, ?) > 0 LIMIT ?", [needle, limit])
-    return [r["text"] for r in rows]

@@ -16,7 +16,8 @@ deterministic rule, not a statistical classifier:
    language wins when it scores at least `MIN_SCORE` and strictly more than any other. Code
    (fenced blocks, inline spans) and words with digits do not vote: a hex address such as
    0x1f1e8e0 reads as the Portuguese words "f e e", and `as`, `a`, `o` of a config snippet as
-   Portuguese too, which made two httpx chunks and two Spanish ones "pt".
+   Portuguese too, which made two chunks of an English software manual and two Spanish ones
+   "pt".
 3. Anything else -- no letters, a short or ambiguous text ("de", a product name), another
    script -- is "en", the default.
 

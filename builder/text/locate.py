@@ -45,7 +45,3 @@ def locate_span(chunk: str, quote: str, *, min_chars: int = 4) -> tuple[int, int
     if at < 0:
         return None
     return where[at], where[at + len(norm_q) - 1] + 1
-
-
-def span_in_text(chunk: str, quote: str) -> bool:
-    return locate_span(chunk, quote) is not None

@@ -15,6 +15,11 @@ Rules (a practical subset of CommonMark/GFM, chosen for speed on large corpora):
   paragraph lines here; the statement splitter reads those finer structures itself.
 
 Cells of a table row: `cell_spans` (pipes inside backticks and escaped `\\|` do not split).
+
+Finer structure, by character offsets (`span_blocks`): a paragraph cut into list items and
+prose (block-quote markers, rules and setext headings left out), and table rows; the list
+around an offset (`list_around`, `step_at`), the heading above it (`section_heading`), and
+inline markup removed (`plain`).
 """
 
 from __future__ import annotations
@@ -24,8 +29,8 @@ from dataclasses import dataclass
 
 ATX_HEADING = re.compile(r" {0,3}(#{1,6})(?:[ \t]+|$)(.*?)(?:[ \t]+#+)?[ \t]*$")
 FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
-# An Obsidian block id closing a line ("Sídney, Australia ^sync-geo-regions") or on a line of
-# its own under the block it names (a quote, a list: Obsidian's help does both): a link target,
+# A wiki-style block id closing a line ("Sídney, Australia ^geo-regions") or on a line of its
+# own under the block it names (a quote, a list: note-taking apps write both): a link target,
 # not text, so it is never part of a statement or an answer.
 BLOCK_ID = re.compile(r"(?:[ \t]+|^[ \t]*)\^[A-Za-z0-9][A-Za-z0-9-]*(?=[ \t]*$)", re.M)
 # Link markup: a wiki link "[[Page#Heading|shown text]]" and a Markdown link "[text](url)".
@@ -143,3 +148,156 @@ def cell_spans(row: str) -> list[tuple[int, int]]:
             e -= 1
         out.append((s, e))
     return out
+
+
+# -- spans: prose, list items and table rows by character offsets ----------------------------
+_QUOTE = re.compile(r"[ \t]{0,3}>[ \t]?")
+_RULE = re.compile(r"[ \t]{0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$")
+_SETEXT = re.compile(r"[ \t]{0,3}(?:=+|-+)[ \t]*$")
+_ITEM = re.compile(r"([ \t]*)([-*+]|\d{1,3}[.)])[ \t]+(?=\S)")  # indent, marker
+HEADING_LINE = re.compile(r"^[ \t]{0,3}#{1,6}[ \t]+(.+?)[ \t#]*$", re.M)
+_MARKUP = [
+    (BLOCK_ID, ""),                                            # block ids
+    (re.compile(r"!?\[([^\]]*)\]\([^)]*\)"), r"\1"),          # links and images
+    (re.compile(r"\[([^\]]+)\]\[[^\]]*\]"), r"\1"),           # reference links
+    (re.compile(r"<([a-z]+:[^>\s]+)>", re.I), r"\1"),          # autolinks
+    (re.compile(r"<br\s*/?>", re.I), " "),
+    (re.compile(r"(`+)(.+?)\1"), r"\2"),                       # inline code
+    (re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1"), r"\2"),     # bold
+    (re.compile(r"(?<![\w*])\*(?=[^\s*])(.+?)(?<=[^\s*])\*(?![\w*])"), r"\1"),  # italic
+    (re.compile(r"(?<![\w_])_(?=[^\s_])(.+?)(?<=[^\s_])_(?![\w_])"), r"\1"),
+    (re.compile(r"~~(?=\S)(.+?)(?<=\S)~~"), r"\1"),
+    (re.compile(r"\n[ \t]*>[ \t]?"), "\n"),                    # inner blockquote markers
+]
+
+
+def plain(markdown: str) -> str:
+    """Markdown inline markup removed (emphasis, code, links), whitespace collapsed."""
+    out = markdown
+    for pattern, repl in _MARKUP:
+        out = pattern.sub(repl, out)
+    return " ".join(out.split())
+
+
+def section_heading(text: str, offset: int) -> str | None:
+    """The last Markdown heading above `offset` in `text` (None when there is none)."""
+    found = None
+    for m in HEADING_LINE.finditer(text, 0, offset):
+        found = m.group(1)
+    return found
+
+
+def list_around(text: str, offset: int) -> tuple[list[tuple[int, int]], int] | None:
+    """The items of the list that holds `offset` in `text` (each item's span without its
+    marker, as `span_blocks` reads them) and the index of the one holding it; None when
+    `offset` is in no list item. A list is a run of items with no prose, table or heading
+    between them."""
+    run: list[tuple[int, int]] = []
+    found = None
+    for kind, spans in span_blocks(text) + [("end", [])]:
+        if kind == "item":
+            start, end = spans[0]
+            if start <= offset < end:
+                found = len(run)
+            run.append((start, end))
+            continue
+        if found is not None:
+            return run, found
+        run = []
+    return None
+
+
+def step_at(text: str, offset: int | None) -> bool:
+    """Whether `offset` of `text` is in an item of a numbered list ("3. Configure the client to
+    use the certificates stored in `client.pem`."): a step of a procedure, which holds only within
+    the procedure its heading names."""
+    found = list_around(text, offset) if offset is not None else None
+    if found is None:
+        return False
+    items, at = found
+    start = items[at][0]
+    pos = text.rfind("\n", 0, start) + 1
+    while (quote := _QUOTE.match(text, pos, start)) and quote.end() > pos:
+        pos = quote.end()
+    marker = _ITEM.match(text, pos)
+    return bool(marker) and marker.end() == start and marker.group(2)[0].isdigit()
+
+
+def _lines(text: str) -> list[tuple[int, int, int]]:
+    """(line start, content start after blockquote markers, line end without newline)."""
+    out = []
+    pos = 0
+    for line in text.split("\n"):
+        end = pos + len(line)
+        content = pos
+        while (m := _QUOTE.match(text, content, end)) and m.end() > content:
+            content = m.end()
+        out.append((pos, content, end))
+        pos = end + 1
+    return out
+
+
+def span_blocks(text: str) -> list[tuple[str, list[tuple[int, int]]]]:
+    """("prose" | "item", [(start, end)]) or ("table", [(start, end) per row]), in order.
+
+    Headings, fenced code, tables and paragraphs are read by `line_blocks` (the chunker's
+    reading), on each line's content after block-quote markers; a paragraph is
+    then cut into list items and prose here, and its rules and setext headings dropped. Prose
+    and item spans run from the first content character to the last; table spans are whole row
+    lines without leading/trailing whitespace."""
+    lines = _lines(text)
+    contents = [text[cs:le] for _, cs, le in lines]
+    blocks: list[tuple[str, list[tuple[int, int]]]] = []
+    for block in line_blocks(contents):
+        if block.kind == "table":
+            rows = []
+            for _, cs, le in lines[block.start:block.end]:
+                cs += len(text[cs:le]) - len(text[cs:le].lstrip())
+                rows.append((cs, _rstrip(text, cs, le)))
+            blocks.append(("table", rows))
+        elif block.kind == "paragraph":
+            blocks.extend(_paragraph_blocks(text, lines, block.start, block.end))
+    return blocks
+
+
+def _paragraph_blocks(text: str, lines: list[tuple[int, int, int]], first: int, end: int
+                      ) -> list[tuple[str, list[tuple[int, int]]]]:
+    """The list items and prose of paragraph lines `first` .. `end` (excluded), without rules
+    and setext headings."""
+    blocks: list[tuple[str, list[tuple[int, int]]]] = []
+    current: list | None = None  # [kind, start, end]
+
+    def close() -> None:
+        nonlocal current
+        if current is not None:
+            blocks.append((current[0], [(current[1], current[2])]))
+            current = None
+
+    i = first
+    while i < end:
+        _, cs, le = lines[i]
+        content = text[cs:le]
+        i += 1
+        if _RULE.match(content):
+            close()
+            continue
+        if m := _ITEM.match(content):
+            close()
+            current = ["item", cs + m.end(), _rstrip(text, cs, le)]
+            continue
+        if current is None and i < end and _SETEXT.match(text[lines[i][1]:lines[i][2]]):
+            i += 1  # setext heading: the text line and its underline
+            continue
+        if current is None:
+            lead = len(content) - len(content.lstrip())
+            current = ["prose", cs + lead, _rstrip(text, cs, le)]
+        else:  # continuation (or lazy continuation) of a paragraph or list item
+            current[2] = _rstrip(text, cs, le)
+    close()
+    return blocks
+
+
+def _rstrip(text: str, start: int, end: int) -> int:
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return end

@@ -279,11 +279,6 @@ def comparable(a: Value, b: Value) -> bool:
         "amount", "percent", "duration", "date", "year", "quantity", "count")
 
 
-def same_value(a: Value, b: Value) -> bool:
-    return comparable(a, b) and abs(a.magnitude - b.magnitude) <= 1e-9 * max(1.0, abs(a.magnitude)) \
-        or (a.kind == b.kind == "number" and a.magnitude == b.magnitude)
-
-
 def magnitudes(text: str, lang: str = "en") -> set[float]:
     """Every number `text` states, as written: in digits ("5 seconds" -> 5) or as a small number
     word ("five seconds" -> 5), plus each date's day number. What a round trip compares: two

@@ -15,7 +15,7 @@ from textual.widgets import Static
 
 from builder.store import Store
 from builder.store import calibration
-from review_tui.safe_text import visible
+from builder.text.terminal import visible
 from review_tui.widgets.footer import KeyFooter
 
 SCALE = "1 = wrong/unsupported · 3 = partly · 5 = fully right/supported"

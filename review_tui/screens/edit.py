@@ -18,7 +18,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Label, Select, Static, TextArea
 
 from builder.vocabulary import DIFFICULTIES, ITEM_TYPES
-from review_tui.safe_text import visible
+from builder.text.terminal import visible
 from review_tui.widgets.detail import clipped_text
 from review_tui.widgets.footer import KeyFooter
 

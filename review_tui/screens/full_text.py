@@ -12,7 +12,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Static, TextArea
 
-from review_tui.safe_text import visible
+from builder.text.terminal import visible
 
 
 def full_text(candidate: dict) -> str:

@@ -21,7 +21,7 @@ from textual.widgets.option_list import Option
 from builder.store import Store
 from builder.store.review_queue import DUPLICATES, SORTS, CandidateFilter
 from builder.vocabulary import DIFFICULTIES, REJECT_REASONS, STATUSES, VERDICTS
-from review_tui.safe_text import visible
+from builder.text.terminal import visible
 
 REASON_LABELS = {
     "wrong_answer": "wrong answer",
@@ -297,7 +297,7 @@ class StatsScreen(ModalScreen[None]):
         self.db_path = db_path
 
     def compose(self) -> ComposeResult:
-        from builder.review.commands import review_summary
+        from builder.review.summary import review_summary
 
         with Store(self.db_path, migrate=False) as store:
             summary = review_summary(store)

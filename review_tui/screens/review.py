@@ -42,7 +42,7 @@ from builder.store import review_leases, review_log, review_queue, review_ready
 from builder.store.review_queue import CandidateFilter
 from builder.store.review_stats import decision_times, shared_votes
 from builder.vocabulary import DECIDED_STATUS
-from review_tui.safe_text import visible
+from builder.text.terminal import visible
 from review_tui.widgets.candidate_list import BLOCK, CandidateList
 from review_tui.widgets.detail import DetailPane
 from review_tui.widgets.footer import KeyFooter

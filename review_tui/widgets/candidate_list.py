@@ -24,7 +24,7 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from review_tui.safe_text import visible
+from builder.text.terminal import visible
 
 Fetch = Callable[[int, int, "tuple | None"], list[dict]]
 
@@ -131,14 +131,6 @@ class CandidateList(ScrollView, can_focus=True):
             for offset, row in enumerate(block):
                 if row["id"] == candidate_id:
                     return number * BLOCK + offset
-        return None
-
-    def find_pending(self, start: int, limit: int = 5 * BLOCK) -> int | None:
-        """First index >= start (within `limit` rows) whose row is pending, overlay included."""
-        for index in range(start, min(self._count, start + limit)):
-            row = self.row(index)
-            if row is not None and self.status_of(row) == "pending":
-                return index
         return None
 
     # ------------------------------------------------------------------ cursor

@@ -22,7 +22,7 @@ from textual.widgets.option_list import Option
 from builder.store import Store
 from builder.store.jsoncols import from_json
 from builder.store.search import kb_search
-from review_tui.safe_text import visible
+from builder.text.terminal import visible
 from review_tui.widgets.detail import highlighted
 
 MATCH = "bold black on yellow"

@@ -14,7 +14,8 @@ from textual.widgets import Static
 
 from builder.ingest.document_text import pages_label
 from builder.store.review_ready import reference_answer
-from review_tui.safe_text import safe_text, visible
+from builder.text.terminal import visible
+from review_tui.safe_text import safe_text
 
 H = "bold underline"
 LABEL = "bold"

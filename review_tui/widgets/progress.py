@@ -7,7 +7,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
-from review_tui.safe_text import visible
+from builder.text.terminal import visible
 
 
 def progress_text(stats: dict | None, annotator: str) -> Text:
