@@ -121,6 +121,26 @@ def record_verification(store: Store, candidate_id: str, *, verification: list[d
         _mark_done(db, stage, key, {"candidate_id": candidate_id, "verdict": verdict})
 
 
+def record_verifications(store: Store, rows: list[dict], *, stage: str) -> None:
+    """Store the verdicts of several candidates and each one's ledger row in ONE transaction,
+    so a unit that judged them together (one batched verifier call) is committed whole or not
+    at all. Each row holds `candidate_id`, `verification`, `verdict`, `rejection_reasons` and
+    `key` (its `stage_done` key); columns and ledger rows are those of `record_verification`."""
+    if not rows:
+        return
+    now = utcnow()
+    with store.write() as db:
+        for row in rows:
+            db.execute(
+                """UPDATE candidates SET verification = ?, verdict = ?, rejection_reasons = ?,
+                       updated_at = ? WHERE id = ?""",
+                [to_json(row["verification"]), row["verdict"], to_json(row["rejection_reasons"]), now,
+                 row["candidate_id"]],
+            )
+            _mark_done(db, stage, row["key"],
+                       {"candidate_id": row["candidate_id"], "verdict": row["verdict"]})
+
+
 def record_duplicates(store: Store, pairs: list[tuple[str, str]], *, stage: str,
                       key: str) -> int:
     """Set `duplicate_of` for (duplicate id, kept id) pairs, only where not already set, and
