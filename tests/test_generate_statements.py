@@ -249,3 +249,9 @@ def test_a_numbered_list_item_is_a_step_and_a_bulleted_one_is_not():
     for words in ("You will need", "bullet item", "The prose after"):
         assert not step_at(text, text.index(words)), words
     assert not step_at(text, None)
+
+
+def test_a_table_row_that_is_only_a_pipe_is_skipped_not_a_crash():
+    text = "| Plan | Trial |\n|---|---|\n|\n| Gold | 5 days |\n"
+    facts = extract_statements({"id": "c", "text": text, "document_id": "d"})
+    assert [f["text"] for f in facts] == ["Gold — Trial: 5 days"]

@@ -315,6 +315,8 @@ def _table_facts(text: str, rows: list[tuple[int, int]]
         if DELIMITER_ROW.match(line):
             continue
         cells = _cells(line)
+        if not cells:  # a row that is just "|"
+            continue
         spans = cell_spans(line)
         first = cells[0].strip()
         for col in range(1, len(cells)):
