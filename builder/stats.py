@@ -1,5 +1,5 @@
 """`golden stats`: what the database holds, read across every stage's tables (documents and
-chunks, facts, candidates by verdict and review status, LLM calls by status and failure reason).
+chunks, verified items by type, candidates by verdict and review status, LLM calls by status and failure reason).
 
 It reads ingest, generation, review and LLM tables alike, so it belongs to none of those areas;
 all its SQL is in `builder.store.documents.document_summaries`, `builder.store.stats` and
@@ -25,7 +25,7 @@ def _visible(value: object) -> str:
               help="Documents listed (largest first); 0 lists all.")
 @click.pass_obj
 def stats(obj: CliContext, top: int) -> None:
-    """Show what the database holds: documents, chunks and tokens; facts; candidates by verdict
+    """Show what the database holds: documents, chunks and tokens; verified items by type; candidates by verdict
     and review status; LLM calls by status with the most frequent errors; requests staged for
     batch engines (--batch) by status; production logs."""
     from rich.console import Console
@@ -70,7 +70,7 @@ def stats(obj: CliContext, top: int) -> None:
         body = ", ".join(f"{_visible(k)} {n}" for k, n in groups.items()) or "none"
         return Text(f"{label}: {body}")
 
-    console.print(Text(f"facts: {counts['facts']}"))
+    console.print(counts_line("verified by type", counts["verified_by_type"]))
     console.print(counts_line("candidates by verdict", counts["candidates_by_verdict"]))
     console.print(counts_line("candidates by status", counts["candidates_by_status"]))
     console.print(counts_line("llm calls by status", counts["llm_calls_by_status"]))

@@ -13,7 +13,7 @@ from builder.generate.plan import (
     type_targets,
 )
 from builder.text.locate import locate_span
-from builder.generate.terms import arithmetic_closure, dates, numbers
+from builder.generate.terms import dates, numbers
 from builder.text.language import detect_language
 
 
@@ -31,12 +31,6 @@ def test_numbers_dates_and_language():
     assert dates("effective 2025-03-01, before March 1, 2023 and 2024年5月") == \
         ["2025-03-01", "2023-03-01", "2024-05"]
     assert "v2.1" in dates("since version 2.1")
-    assert "15" in arithmetic_closure({"45", "30"})
-    # two Discord channel ids in one Obsidian help sentence: their product has more digits
-    # than Decimal holds, and rounding it used to crash `golden generate`
-    ids = {"716028884885307432", "686053708261228577"}
-    closure = arithmetic_closure(ids)
-    assert ids <= closure and "1402082593146536009" in closure
     assert detect_language("标准配送需要5天送达") == "zh"
     assert detect_language("Standard shipping takes 5 days") == "en"
 

@@ -298,7 +298,7 @@ def test_stats_renders_untrusted_text_literally(capsys, tmp_path):
     assert "1 documents" in out
     assert "llm calls by status: error 2, ok 1" in out
     assert "timeout [/] after 30 s" in out
-    assert "facts: 0" in out
+    assert "verified by type: none" in out
 
 
 def test_migrations_on_empty_and_previous_schema(tmp_path):

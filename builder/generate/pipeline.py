@@ -22,7 +22,6 @@ from __future__ import annotations
 import math
 import random
 from collections import defaultdict
-from collections.abc import Callable
 
 from builder.store import candidates as cstore
 
@@ -48,10 +47,6 @@ WAVE = 8
 CALLS_PER_ITEM = 6
 BUNDLES_PER_ITEM = 3   # span pairs asked early per wanted composed item
 EXTRA_PARTS = 0.25     # share of n a run may verify beyond n while harder items are short
-
-
-def titles_of(chunks: list[dict], title: Callable[[dict], str]) -> dict[str, str]:
-    return {c["id"]: title(c) for c in chunks}
 
 
 def plan_spans(chunks: list[dict], titles: dict[str, str], seed: int,

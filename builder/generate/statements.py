@@ -43,7 +43,7 @@ import re
 
 from builder.text.language import HAN_CHAR, detect_language
 from builder.text.markdown import (
-    DELIMITER_ROW, HEADING_LINE, cell_spans, plain, section_heading, span_blocks,
+    DELIMITER_ROW, cell_spans, plain, span_blocks,
 )
 from builder.text.sentences import STARTERS, sentence_spans
 
@@ -141,16 +141,6 @@ def extract_statements_counted(chunk: dict) -> tuple[list[dict], int]:
                 claim = f"{lead} {claim}"
             add(claim, s, e, _entities(text[s:e], claim, names))
     return rows, dropped
-
-
-def list_context(text: str, first_item: int) -> str:
-    """What introduces the list whose first item starts at `first_item`: the heading of its
-    section and the lead-in ending with ":" just above it ("There are two widely used Python
-    packages which both handle this functionality:"). Every item of the list shares it."""
-    line_start = text.rfind("\n", 0, first_item) + 1
-    paragraph = text[:line_start].rstrip().rsplit("\n\n", 1)[-1]
-    lead = _lead_in(plain(paragraph)) if paragraph and not HEADING_LINE.match(paragraph) else None
-    return " ".join(filter(None, (section_heading(text, first_item), lead)))
 
 
 def _lead_in(paragraph: str) -> str | None:

@@ -263,8 +263,10 @@ def _save(obj, report: dict[str, Any], golden: GoldenSet | None, run: dict[str, 
               help="A short name per report, baseline first [the run file names].")
 @click.option("--out", "outs", multiple=True, type=click.Path(dir_okay=False),
               help="Also write the comparison as .json, .md or .html (repeatable).")
-@click.option("--resamples", type=click.IntRange(100, 100_000), default=1000, show_default=True)
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--resamples", type=click.IntRange(100, 100_000), default=1000, show_default=True,
+              help="Paired bootstrap resamples behind each significance mark.")
+@click.option("--seed", type=int, default=0, show_default=True,
+              help="Seed of the bootstrap, so a comparison prints the same marks every time.")
 def compare(baseline, reports, labels, outs, resamples, seed):
     """Compare score reports (JSON from `golden score --out`) against a baseline: every metric
     of every run side by side, deltas with paired bootstrap 95% CIs and arrows (better/worse in
@@ -353,7 +355,8 @@ def calibrate(obj, run_id, import_path, as_json):
               help="Also generate answers from the retrieved chunks with the LLM.")
 @click.option("--out", "out_path", required=True, type=click.Path(dir_okay=False),
               help="Run JSONL to write.")
-@click.option("--prompts", "prompts_dir", type=click.Path(file_okay=False), default=None)
+@click.option("--prompts", "prompts_dir", type=click.Path(file_okay=False), default=None,
+              help="Folder of prompt files overriding the bundled answer prompt.")
 @llm_options
 @click.pass_obj
 def baseline_run(obj, golden_path, k, answer, out_path, prompts_dir, llm_settings):

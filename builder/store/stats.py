@@ -1,4 +1,4 @@
-"""Read-only counts for `golden stats` past ingest: facts, candidates, LLM calls.
+"""Read-only counts for `golden stats` past ingest: candidates, LLM calls.
 
 They read across the generation, review and LLM tables, so they live here rather than in any
 one of those modules.
@@ -10,7 +10,8 @@ from builder.store.db import Store
 
 
 def pipeline_counts(store: Store, *, top_errors: int = 5) -> dict:
-    """Counts past ingest, read-only: facts; candidates by verdict and by review status;
+    """Counts past ingest, read-only: verified items by type; candidates by verdict and by
+    review status;
     llm_calls by status and the most frequent error messages (first 120 characters); requests
     staged for batch engines by status."""
 
@@ -18,7 +19,9 @@ def pipeline_counts(store: Store, *, top_errors: int = 5) -> dict:
         return {str(k): n for k, n in store.conn.execute(sql).fetchall()}
 
     return {
-        "facts": store.conn.execute("SELECT COUNT(*) FROM facts").fetchone()[0],
+        "verified_by_type": grouped(
+            "SELECT type, COUNT(*) FROM candidates WHERE verdict = 'passed' "
+            "AND duplicate_of IS NULL GROUP BY type ORDER BY type"),
         "candidates_by_verdict": grouped(
             "SELECT verdict, COUNT(*) FROM candidates GROUP BY verdict ORDER BY verdict"),
         "candidates_by_status": grouped(
