@@ -237,6 +237,18 @@ class Store:
                         self.conn.execute("ROLLBACK")
                 raise fault from exc
 
+    @contextlib.contextmanager
+    def waiting_at_most(self, seconds: float) -> Iterator[None]:
+        """Inside: a lock held by another process is waited for `seconds` at most (then the
+        write fails with the usual "stayed locked" JobError) instead of BUSY_TIMEOUT_MS. For a
+        caller that has a slower way round a busy database, such as the review UI's first
+        claim (it falls back to its writer thread)."""
+        self.conn.execute(f"PRAGMA busy_timeout={int(seconds * 1000)}")
+        try:
+            yield
+        finally:
+            self.conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+
     def query(self, sql: str, params: tuple | list | dict = ()) -> list[dict]:
         """Run a read query and return rows as dicts (all rows: callers page with LIMIT)."""
         cur = self.conn.execute(sql, params)
