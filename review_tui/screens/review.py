@@ -38,11 +38,9 @@ from textual.widgets import Input
 from textual.worker import WorkerCancelled
 
 from builder.errors import JobError
-from builder.review.agreement import agreement, throughput
 from builder.store import Store
 from builder.store import review_leases, review_log, review_queue, review_ready
 from builder.store.review_queue import CandidateFilter
-from builder.store.review_stats import decision_times, shared_votes
 from builder.vocabulary import DECIDED_STATUS
 from review_tui.safe_text import visible
 from review_tui.widgets.candidate_list import BLOCK, CandidateList
@@ -67,6 +65,9 @@ def compute_refresh(store: Store, f: CandidateFilter, candidate_id: str | None,
     """(count, position of candidate_id, progress stats with `agreement` and `throughput`):
     the heavier reads, run in a thread on a connection of their own (`RefreshReader`).
     Index-only since m004 (agreement: the partial index of m006): ~30 ms at 100k."""
+    from builder.review.agreement import agreement, throughput  # not needed for the first frame
+    from builder.store.review_stats import decision_times, shared_votes
+
     count = review_queue.count_candidates(store, f)
     position = review_queue.position_of(store, f, candidate_id) if candidate_id else None
     stats = review_queue.review_stats(store, f)
