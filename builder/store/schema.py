@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import datetime
 import sqlite3
-from importlib.resources import files
+from pathlib import Path
 
 SNAPSHOT = "schema.sql"
 _MIGRATIONS_MARK = "-- migrations: "
@@ -25,7 +25,7 @@ _MIGRATIONS_MARK = "-- migrations: "
 
 def _snapshot() -> tuple[tuple[str, ...], list[str]]:
     """(migration names, statements) of the shipped `schema.sql`."""
-    text = files("builder.store").joinpath(SNAPSHOT).read_text(encoding="utf-8")
+    text = Path(__file__).with_name(SNAPSHOT).read_text(encoding="utf-8")
     names: tuple[str, ...] = ()
     statements: list[str] = []
     pending = ""
@@ -102,8 +102,6 @@ def schema_script(conn: sqlite3.Connection, names: list[str]) -> str:
 
 def main() -> None:
     """Write `schema.sql` from the migrations, applied to a database in memory."""
-    from pathlib import Path
-
     from builder.store.db import Store
     from builder.store.migrations import known_migrations
 
