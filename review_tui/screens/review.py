@@ -291,8 +291,6 @@ class ReviewScreen(Screen):
         self._last_key = None
         self.current_id, self.current = None, None
         self.query_one("#detail", DetailPane).waiting()
-        if not self._claim_now(PREFETCH + 1):
-            self._claim(PREFETCH + 1, show=True)
         search = self.query_one("#search", Input)
         if search.value != f.text:
             search.value = f.text
@@ -304,6 +302,8 @@ class ReviewScreen(Screen):
         # share one count.
         self._count_after_open = True
         self.schedule_refresh(delay=1.0)
+        if not self._claim_now(PREFETCH + 1):
+            self._claim(PREFETCH + 1, show=True)
 
     def _show_progress(self, count: int | None) -> None:
         self.query_one("#progress", ProgressLine).show(self.stats, self.annotator,
