@@ -238,8 +238,9 @@ def first_frame_in_tmux(command: list[str], marker: str, size: tuple[int, int],
     env = {k: v for k, v in os.environ.items() if k != "TMUX"}
     shell = " ".join(subprocess.list2cmdline([c]) for c in command)
     t0 = time.perf_counter()
-    subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", str(size[0]),
-                    "-y", str(size[1]), shell], check=True, env=env)
+    pane = subprocess.run(["tmux", "new-session", "-d", "-P", "-F", "#{pane_pid}", "-s", session,
+                           "-x", str(size[0]), "-y", str(size[1]), shell], check=True, env=env,
+                          capture_output=True, text=True).stdout.strip()
     try:
         while time.perf_counter() - t0 < timeout:
             screen = subprocess.run(["tmux", "capture-pane", "-p", "-t", session],
@@ -249,10 +250,60 @@ def first_frame_in_tmux(command: list[str], marker: str, size: tuple[int, int],
             time.sleep(0.01)
         raise RuntimeError(f"{marker!r} never appeared; last screen:\n{screen}")
     finally:
+        tree = _process_tree(int(pane)) if pane.isdigit() else []
         subprocess.run(["tmux", "send-keys", "-t", session, "q"], env=env)
         time.sleep(0.3)  # let the review app release its leases
         subprocess.run(["tmux", "kill-session", "-t", session], env=env,
                        stderr=subprocess.DEVNULL)
+        _end_processes(tree)
+
+
+def _children(pid: int) -> list[int]:
+    out = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid:
+                out.append(int(entry.name))
+    return out
+
+
+def _process_tree(pid: int) -> list[int]:
+    tree, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        tree.append(p)
+        todo += _children(p)
+    return tree
+
+
+def _end_processes(pids: list[int], grace: float = 3.0) -> None:
+    """What a round started must not outlive it: an app that did not quit on `q` and the
+    closed terminal (seen in the runs of issue 32, piling up and loading the machine) is
+    killed after `grace` seconds. Only this round's processes: the pane's process and its
+    descendants, by the pids taken before the round ended."""
+    deadline = time.monotonic() + grace
+    alive = pids
+    while alive and time.monotonic() < deadline:
+        time.sleep(0.1)
+        alive = [p for p in alive if _running(p)]
+    for p in alive:
+        try:
+            os.kill(p, 9)
+            print(f"  (killed pid {p}: still running {grace:.0f} s after its round)")
+        except ProcessLookupError:
+            pass
+
+
+def _running(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
 
 
 def import_seconds(module: str) -> float:

@@ -19,12 +19,20 @@ pytrec_eval lives only in a separate venv (it is not a golden dependency):
 
     python3 -m venv /work/benchvenv && /work/benchvenv/bin/pip install pytrec_eval-terrier==0.5.11
     python bench/bench_score.py [--bench-python /work/benchvenv/bin/python] [--repeat 5]
+        [--against /path/to/other/checkout]
+
+Ratios are paired: each round runs every command once, back to back, and the figure is the
+median of the rounds' own ratios (a load spike then hits both sides of a ratio alike), beside
+the ratio of the medians. `--against` also runs another checkout's golden (its default save)
+in the same rounds: the code before a change, measured under the same load. The load average
+is printed before and after.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import statistics
 import subprocess
@@ -99,11 +107,20 @@ def timed(cmd: list[str], cwd: Path) -> float:
     return time.perf_counter() - t0
 
 
+def _fresh(db: Path) -> None:
+    """No database left from the round before: each save creates its file, as the first
+    `golden score` in a folder does."""
+    for path in (db, db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm")):
+        path.unlink(missing_ok=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--worker", nargs=3, metavar=("SIDE", "QRELS", "RUN"))
     ap.add_argument("--bench-python", default="/work/benchvenv/bin/python")
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--against", type=Path, default=None,
+                    help="Another checkout whose golden (default save) runs in the same rounds.")
     args = ap.parse_args()
     if args.worker:
         print(json.dumps(worker_compute(*args.worker)))
@@ -119,9 +136,11 @@ def main() -> None:
                       str(folder / "pytrec.json"), json.dumps(sorted(MEASURES))]
         golden_cmd = [*golden, "--db", str(folder / "bench.db"), "score", "--qrels", str(qrels),
                       "--trec-run", str(run), "--no-judge", "--out", str(folder / "golden.json")]
-        times: dict[str, list[float]] = {k: [] for k in (
-            "golden compute", "pytrec compute", "golden end to end", "pytrec end to end",
-            "golden end to end + save")}
+        names = ["golden compute", "pytrec compute", "golden end to end", "pytrec end to end",
+                 "golden end to end + save"] + (["other end to end + save"] if args.against
+                                                else [])
+        times: dict[str, list[float]] = {k: [] for k in names}
+        load_before = os.getloadavg()
         for i in range(args.repeat):  # interleaved
             for side, python in (("golden", sys.executable), ("pytrec", args.bench_python)):
                 out = subprocess.run([python, __file__, "--worker", side, str(qrels), str(run)],
@@ -129,8 +148,14 @@ def main() -> None:
                 times[f"{side} compute"].append(json.loads(out)["compute_s"])
             times["golden end to end"].append(timed([*golden_cmd, "--no-save"], ROOT))
             times["pytrec end to end"].append(timed(pytrec_cmd, ROOT))
-            (folder / "bench.db").unlink(missing_ok=True)
+            _fresh(folder / "bench.db")
             times["golden end to end + save"].append(timed([*golden_cmd, "--name", f"r{i}"], ROOT))
+            if args.against:
+                _fresh(folder / "bench.db")
+                times["other end to end + save"].append(
+                    timed([*golden_cmd[:-1], str(folder / "other.json"), "--name", f"r{i}"],
+                          args.against))
+        load_after = os.getloadavg()
 
         ours = json.loads((folder / "golden.json").read_text())["per_query"]
         theirs = json.loads((folder / "pytrec.json").read_text())
@@ -138,6 +163,13 @@ def main() -> None:
                          if abs(ours[q]["metrics"][g] - measures[p]) > 1e-9)
 
     med = {k: statistics.median(v) for k, v in times.items()}
+    ref = times["pytrec end to end"]
+
+    def paired(name: str) -> str:
+        ratios = [a / b for a, b in zip(times[name], ref)]
+        return (f"{statistics.median(ratios):.2f}x (rounds {min(ratios):.2f}-"
+                f"{max(ratios):.2f}; ratio of medians {med[name] / med['pytrec end to end']:.2f}x)")
+
     print(f"{N_QUERIES} queries x {N_RETRIEVED} retrieved ids, k={','.join(map(str, KS))}, "
           f"{len(PAIRS)} shared measures; median of {args.repeat} interleaved runs "
           "(a shared machine: compare the ratios, not the seconds)")
@@ -149,6 +181,12 @@ def main() -> None:
           f" end to end {ratio['end to end']:.2f}x, end to end with the default save "
           f"{med['golden end to end + save'] / med['pytrec end to end']:.2f}x"
           " (below 1 = golden faster)")
+    print("paired, per round, against pytrec_eval end to end:")
+    for name in names[2:]:
+        if name != "pytrec end to end":
+            print(f"  {name:<26}{paired(name)}")
+    print("load average before: {:.2f} {:.2f} {:.2f}, after: {:.2f} {:.2f} {:.2f}".format(
+        *load_before, *load_after))
     print(f"per-query values compared: {len(theirs) * len(PAIRS)}, mismatches: {mismatches}")
     if mismatches:
         sys.exit(1)

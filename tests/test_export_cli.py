@@ -264,11 +264,12 @@ def test_bad_input_exits_2_with_one_line_and_writes_nothing(db, tmp_path, capsys
     assert list(out.parent.iterdir()) == []
 
 
-def test_output_in_a_missing_folder_exits_2(db, tmp_path, capsys):
+def test_output_in_a_missing_folder_creates_it(db, tmp_path, capsys):
+    """As score's --out and --batch DIR do (tests/test_output_paths.py has every command)."""
     code, _, err = run(db, "--out", str(tmp_path / "missing" / "g.jsonl"), capsys=capsys)
-    assert code == 2
-    assert "folder does not exist" in err
-    assert not (tmp_path / "missing").exists()
+    assert code == 0, err
+    assert len(read_jsonl(tmp_path / "missing" / "g.jsonl")) == 15
+    assert (tmp_path / "missing" / "g.jsonl.manifest.json").exists()
 
 
 def test_failure_mid_export_leaves_no_file(tmp_path):

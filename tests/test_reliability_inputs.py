@@ -324,9 +324,10 @@ def test_wrong_export_options_write_nothing(work, args, message):
 def test_export_to_a_bad_place_or_with_nothing_selected(work):
     db = work / "g.db"
     (work / "outdir").mkdir()
+    (work / "afile").write_text("not a folder")
     before = Snapshot(work, db)
-    assert_input_error(invoke(db, "export", "--out", "missing/dir/g.jsonl"),
-                       "output folder does not exist")
+    assert_input_error(invoke(db, "export", "--out", "afile/dir/g.jsonl"),
+                       "is a file, not a folder")
     assert_input_error(invoke(db, "export", "--out", "outdir"), "is a directory")
     assert_input_error(invoke(db, "export", "--out", "g.jsonl", "--status", "rejected"),
                        "nothing to export")

@@ -755,3 +755,44 @@ def test_the_first_frame_needs_neither_sqlite_utils_nor_pydantic_nor_dialogs(db,
                           env={**os.environ, "PYTHONPATH": str(root)})
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == []
+
+
+async def test_the_first_item_is_open_when_the_screen_mounts(db):
+    """The first claim is made at once on mount (no round trip through the writer thread,
+    which waited behind the first frames): the first frame already shows the item, leased,
+    even while the writer thread is busy."""
+    import threading
+
+    app = ReviewApp(db, "ann")
+    busy = threading.Event()
+    app.writer.submit(lambda store: busy.wait(10))  # the writer stuck on something else
+    try:
+        async with app.run_test(size=SIZE):
+            screen = app.screen
+            assert screen.current_id == "c000000"
+            assert [cid for cid, _ in screen.offers] == ["c000001", "c000002"]
+            with Store(db) as s:
+                leased = s.query("SELECT candidate_id, annotator FROM review_leases"
+                                 " ORDER BY candidate_id")
+            assert leased == [{"candidate_id": f"c00000{i}", "annotator": "ann"}
+                              for i in range(3)]
+            busy.set()
+    finally:
+        busy.set()
+
+
+async def test_a_locked_database_at_start_leaves_the_first_claim_to_the_writer(db):
+    """Another process holding the write lock: the UI does not wait on it (0.1 s at most)
+    before its first frame; the writer claims once the lock is released."""
+    other = Store(db)
+    other.conn.execute("BEGIN IMMEDIATE")
+    app = ReviewApp(db, "ann")
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            screen = app.screen
+            assert screen.current_id is None and screen._claims == 1  # waiting for the writer
+            other.conn.execute("ROLLBACK")
+            await settle(app, pilot)
+            assert screen.current_id == "c000000"
+    finally:
+        other.close()

@@ -6,9 +6,11 @@ intact."""
 from __future__ import annotations
 
 import sqlite3
+from pathlib import Path
 
 import sqlite_utils
 
+import builder.store.schema
 from builder.store import Store
 from builder.store.migrations import migrations, schema_version
 from builder.store.search import search_chunks
@@ -140,3 +142,48 @@ def test_a_database_of_the_previous_release_migrates_with_its_rows(tmp_path):
         assert store.query("SELECT DISTINCT provenance, edit_chunk_ids FROM candidates") == [
             {"provenance": None, "edit_chunk_ids": None}]
         assert [h["id"] for h in search_chunks(store, "gold")] == ["d.md#1"]  # FTS kept up
+
+
+def _master(conn: sqlite3.Connection) -> list[tuple]:
+    return conn.execute("SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY rowid"
+                        ).fetchall()
+
+
+def test_a_new_file_made_from_the_snapshot_equals_one_the_migrations_make(tmp_path):
+    """schema.sql (the fast path for a new file, no sqlite-utils) must stay what the migrations
+    build: regenerate it with `python -m builder.store.schema` after adding a migration."""
+    from builder.store.migrations import known_migrations
+    from builder.store.schema import schema_script
+
+    with Store(tmp_path / "snap.db") as snap, Store(tmp_path / "mig.db", snapshot=False) as mig:
+        assert schema_script(mig.conn, known_migrations()) == (
+            Path(builder.store.schema.__file__).with_name("schema.sql").read_text())
+        assert _master(snap.conn) == _master(mig.conn)
+        for table in ("chunks_fts_config", "candidates_fts_config"):
+            assert snap.query(f"SELECT k, v FROM {table} ORDER BY k") == mig.query(
+                f"SELECT k, v FROM {table} ORDER BY k")
+        assert snap.query("SELECT * FROM chunks_fts_config WHERE k = 'automerge'") == [
+            {"k": "automerge", "v": 16}]
+        for conn in (snap.conn, mig.conn):
+            assert conn.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
+        assert schema_version(snap) == schema_version(mig) == MIGRATIONS
+        # and it works: the FTS triggers index what is written
+        for store in (snap, mig):
+            with store.write():
+                store.conn.execute(
+                    "INSERT INTO documents (id, path, format, content_hash, n_chars, n_tokens,"
+                    " ingested_at, updated_at) VALUES ('d.md', 'd.md', 'markdown', 'h', 9, 2,"
+                    " 't', 't')")
+                store.conn.execute("INSERT INTO chunks (id, document_id, seq, text, n_tokens)"
+                                   " VALUES ('d.md#1', 'd.md', 0, 'Gold costs sixty.', 4)")
+            assert [hit["id"] for hit in search_chunks(store, "gold")] == ["d.md#1"]
+
+
+def test_a_snapshot_for_other_migrations_is_not_used(tmp_path, monkeypatch):
+    from builder.store import schema as schema_mod
+
+    monkeypatch.setattr(schema_mod, "_snapshot", lambda: (("m001_documents_and_chunks",), [
+        "CREATE TABLE wrong (x)"]))
+    with Store(tmp_path / "g.db") as store:
+        assert schema(store.conn) == (TABLES, INDEXES, TRIGGERS)
+        assert not store.query("SELECT name FROM sqlite_master WHERE name = 'wrong'")

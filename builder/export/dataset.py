@@ -28,14 +28,14 @@ from pathlib import Path
 
 from builder import __version__
 from builder.errors import InputError, JobError
-from builder.export.atomic import AtomicOutputs, HashingWriter
+from builder.export.atomic import AtomicOutputs, HashingWriter, check_output_path
 from builder.export.formats import (
     FORMATS, NativeRecord, encode_line, parse_evidence, parse_json_list,
 )
 from builder.export.manifest import (
     BalanceReport, ExportedFile, Filters, Manifest, SplitShare, Stratification, StratumDeviation,
 )
-from builder.export.options import ExportOptions, check_output_path, manifest_path, split_file_path
+from builder.export.options import ExportOptions, manifest_path, split_file_path
 from builder.export.splits import assign_splits, balance_targets, seeded_hash
 from builder.store import Store, utcnow
 from builder.vocabulary import DIFFICULTIES
@@ -330,7 +330,8 @@ def _check_not_overwriting_the_database(store: Store, targets: list[Path]) -> No
 def export_dataset(store: Store, options: ExportOptions) -> ExportResult:
     """Export the selected candidates as JSONL plus `<out>.manifest.json`; see the module doc.
 
-    Raises InputError (nothing written) for a missing output folder, an empty selection or a
+    Raises InputError (nothing written) for an output path that cannot be written
+    (`check_output_path`; a missing folder is created), an empty selection or a
     `--balance` mix that no item can satisfy; JobError when the database is inconsistent (a
     candidate citing a chunk that is gone).
     """

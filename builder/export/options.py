@@ -170,15 +170,6 @@ def check_balance(spec: dict[str, str]) -> None:
         raise InputError("--balance: weights must be non-negative and not all zero")
 
 
-def check_output_path(out: Path) -> None:
-    """The output's folder must exist; the output must not be a folder."""
-    parent = out.resolve().parent
-    if not parent.is_dir():
-        raise InputError("output folder does not exist", path=str(out.parent))
-    if out.is_dir():
-        raise InputError("output path is a folder; give a file name", path=str(out))
-
-
 def check_format(name: str) -> None:
     if name not in FORMATS:
         raise InputError(f"unknown format {name!r}; expected one of " + ", ".join(FORMATS))

@@ -97,11 +97,12 @@ def export_log(obj: CliContext, out: Path) -> None:
     on another copy of the database merges it without duplicates. Written to a
     temporary file and renamed: nothing is left behind on failure.
     """
-    from builder.export.atomic import AtomicOutputs
+    from builder.export.atomic import AtomicOutputs, check_output_path
     from builder.review.logfile import record_line
     from builder.store.exports import read_snapshot
     from builder.store.review_sync import iter_log_records
 
+    check_output_path(out)
     outputs = AtomicOutputs()
     with obj.open_store() as store, outputs:
         writer = outputs.open(out)

@@ -370,13 +370,14 @@ def baseline_run(obj, golden_path, k, answer, out_path, prompts_dir, llm_setting
     """
     import asyncio
 
+    from builder.export.atomic import check_output_path
     from builder.score.baseline import add_answers, retrieve, write_run
     from builder.score.inputs import read_golden
 
     report_mod.check_not_an_input(out_path, {"golden file": golden_path,
                                              "database": obj.db_path})
     golden = read_golden(golden_path)
-    report_mod.check_folder(out_path)
+    check_output_path(out_path)
     with obj.open_store() as store:
         records = retrieve(store, golden, k)
         if answer:

@@ -26,10 +26,12 @@ def format_for(path: str) -> str:
     """The format a report path asks for (by suffix); InputError for an unknown suffix or a
     file where a folder of the path should be, so a bad --out fails before any work is done
     (a missing folder is created when the report is written)."""
+    from builder.export.atomic import check_output_path
+
     fmt_name = FORMATS.get(Path(path).suffix.lower())
     if fmt_name is None:
         raise InputError("report file must end in .json, .md or .html", path=path)
-    check_folder(path)
+    check_output_path(path)
     return fmt_name
 
 
@@ -47,27 +49,6 @@ def check_not_an_input(out: str, inputs: Mapping[str, str | None]) -> None:
             raise InputError(f"output would overwrite the {what}", path=out)
 
 
-def check_folder(path: str) -> None:
-    """The output's folder may be missing (it is created when the file is written, as
-    `--batch DIR` creates its folder), but nothing in the way may be a file."""
-    folder = Path(path).resolve().parent
-    existing = folder
-    while not existing.exists():
-        existing = existing.parent
-    if not existing.is_dir():
-        raise InputError("is a file, not a folder", path=str(existing))
-
-
-def make_folder(path: str) -> None:
-    """Create the output's folder (and its parents) if missing; one-line InputError if not."""
-    check_folder(path)
-    try:
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise InputError(f"cannot create the folder ({exc.strerror})",
-                         path=str(Path(path).parent)) from None
-
-
 def render(report: Mapping[str, Any], fmt_name: str) -> str:
     if fmt_name == "json":
         return render_json(report)
@@ -83,8 +64,6 @@ def write_outputs(texts: Mapping[str, str]) -> None:
     `builder.export.atomic`), creating each target's folder when it is missing."""
     from builder.export.atomic import AtomicOutputs
 
-    for path in texts:
-        make_folder(path)
     with AtomicOutputs() as outputs:
         for path, text in texts.items():
             outputs.open(Path(path)).write(text.encode("utf-8"))

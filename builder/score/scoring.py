@@ -149,10 +149,10 @@ def build_trec_report(
     """The report for TREC qrels + run files: retrieval metrics only, same layout."""
     per_query_metrics = evaluate(judgments, rankings, options.ks, level=options.level,
                                  gain=options.gain, complete=options.complete)
-    level = options.level
+    answerable = has_gold(judgments, options.level)
     per_query = {
         qid: {"type": "unknown", "difficulty": "unknown",
-              "answerable": any(g >= level for g in judgments[qid].values()), "question": None,
+              "answerable": answerable[qid], "question": None,
               "in_run": qid in rankings, "metrics": m, "judge": None, "attribution": None}
         for qid, m in per_query_metrics.items()
     }
@@ -160,8 +160,7 @@ def build_trec_report(
     warnings = _missing_warning(len(missing), options.complete, "judged queries")
     unknown = [q for q in rankings if q not in judgments]
     warnings += unknown_warning(unknown, "the qrels")
-    no_gold = [q for q, judged in judgments.items()
-               if not any(g >= options.level for g in judged.values())]
+    no_gold = [q for q, yes in answerable.items() if not yes]
     if no_gold:
         warnings.append(
             f"{len(no_gold)} queries have no judgment of grade {options.level} or more (e.g. "
@@ -176,7 +175,8 @@ def build_trec_report(
                 "judge_unscored_items": 0},
         operations={}, judge={"model": None, "prompts": {}, "unscored": []},
         missing=dict.fromkeys(missing), warnings=warnings, breakdowns=False,
-        misses=retrieval_misses(judgments, rankings, per_query_metrics, options),
+        misses=retrieval_misses(judgments, rankings, per_query_metrics, options,
+                                answerable=answerable),
         unknown=[{"line": None, "query": q} for q in unknown[:LIST_LIMIT]],
     )
 
@@ -198,19 +198,30 @@ def unknown_warning(labels: Sequence[str], where: str = "the golden file") -> li
     return [f"{len(labels)} run queries are not in {where} and are ignored: {shown}{more}."]
 
 
+def has_gold(judgments: Mapping[str, Mapping[str, int]], level: int) -> dict[str, bool]:
+    """{qid: some judgment reaches `level`}: the query has gold, so it is answerable and can
+    be a retrieval miss (one max() in C per query)."""
+    return {qid: bool(judged) and max(judged.values()) >= level
+            for qid, judged in judgments.items()}
+
+
 def retrieval_misses(judgments: Mapping[str, Mapping[str, int]],
                      rankings: Mapping[str, Sequence[str] | Mapping[str, float]],
                      per_query: Mapping[str, Mapping[str, float]], options: ScoreOptions,
-                     limit: int = MISS_LIMIT) -> dict[str, Any]:
+                     limit: int = MISS_LIMIT, *, answerable: Mapping[str, bool] | None = None
+                     ) -> dict[str, Any]:
     """Answerable queries in the run whose relevant chunks are not all in the top k (the
     largest cutoff), worst first; the first `limit` with their ids, and the total count.
-    Ordered by the metrics already computed, so only the listed rankings are sorted."""
+    Ordered by the metrics already computed, so only the listed rankings are sorted.
+    `answerable` ({qid: has a judgment at --level}) is computed here when not given."""
     k = max(options.ks)
     recall_name, ndcg_name = f"recall@{k}", f"ndcg@{k}"
+    if answerable is None:
+        answerable = has_gold(judgments, options.level)
     found = []
     for pos, (qid, metrics) in enumerate(per_query.items()):
         if (qid in rankings and metrics.get(recall_name, 1.0) < 1.0
-                and any(g >= options.level for g in judgments[qid].values())):
+                and answerable.get(qid)):
             # a query with no judgment at --level or above has no gold to miss
             found.append(((metrics[recall_name], metrics["mrr"], metrics[ndcg_name], pos), qid))
     listed = []

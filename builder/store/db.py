@@ -109,15 +109,13 @@ def _refuse_newer(conn: sqlite3.Connection, path: str | Path) -> None:
     """A database migrated by a newer golden (a migration this golden does not know, or a
     higher schema version) is refused before anything is written: an older golden would
     misread it, and migrating it backwards is not possible."""
-    from builder.store.migrations import known_migrations
-
     stored = conn.execute("PRAGMA user_version").fetchone()[0]
     has_log = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = "
                            "'_sqlite_migrations'").fetchone()
     applied = [r[0] for r in conn.execute(
         "SELECT name FROM _sqlite_migrations WHERE migration_set = 'golden' ORDER BY rowid")
     ] if has_log else []
-    known = known_migrations()
+    known = SCHEMA  # equal to the migrations' names (a test keeps them so)
     unknown = [name for name in applied if name not in known]
     if not unknown and stored <= len(known):
         return
@@ -135,7 +133,10 @@ class Store:
     Not thread-safe: give each thread its own `Store` (Textual workers open their own).
     """
 
-    def __init__(self, path: str | Path, *, migrate: bool = True):
+    def __init__(self, path: str | Path, *, migrate: bool = True, snapshot: bool = True):
+        """Open (creating it when missing) and migrate the file. A new, empty file gets the
+        current schema from `schema.sql` in one transaction (`schema.py`) unless `snapshot` is
+        False; any other file not yet current is migrated step by step."""
         self.path = Path(path)
         if str(path) != ":memory:":
             parent = self.path.resolve().parent
@@ -166,6 +167,18 @@ class Store:
         self.conn = conn
         self._db: sqlite_utils.Database | None = None
         self._lock = threading.RLock()
+        if migrate and not current and snapshot and not conn.execute(
+                "SELECT 1 FROM sqlite_master LIMIT 1").fetchone():
+            from builder.store.schema import create_from_snapshot
+
+            try:
+                current = create_from_snapshot(conn, SCHEMA)
+            except sqlite3.Error as exc:
+                conn.close()
+                fault = storage_error(exc, path)
+                if fault is None:
+                    raise
+                raise fault from exc
         if migrate and not current:
             from builder.store.migrations import apply_migrations
 
@@ -223,6 +236,18 @@ class Store:
                     with contextlib.suppress(sqlite3.Error):
                         self.conn.execute("ROLLBACK")
                 raise fault from exc
+
+    @contextlib.contextmanager
+    def waiting_at_most(self, seconds: float) -> Iterator[None]:
+        """Inside: a lock held by another process is waited for `seconds` at most (then the
+        write fails with the usual "stayed locked" JobError) instead of BUSY_TIMEOUT_MS. For a
+        caller that has a slower way round a busy database, such as the review UI's first
+        claim (it falls back to its writer thread)."""
+        self.conn.execute(f"PRAGMA busy_timeout={int(seconds * 1000)}")
+        try:
+            yield
+        finally:
+            self.conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
 
     def query(self, sql: str, params: tuple | list | dict = ()) -> list[dict]:
         """Run a read query and return rows as dicts (all rows: callers page with LIMIT)."""

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
+from itertools import chain
 from typing import Any
 
 from builder.errors import InputError
@@ -44,7 +45,8 @@ def save_run(
     by a generator (no per-row SQL building or type checks), JSON by one C encoder.
     """
     items = list(items)
-    keys = list(dict.fromkeys(k for item in items for k in (item.get("metrics") or {})))
+    shapes = dict.fromkeys(tuple(item.get("metrics") or ()) for item in items)
+    keys = list(dict.fromkeys(chain.from_iterable(shapes)))
 
     def rows():
         for item in items:
@@ -52,7 +54,7 @@ def save_run(
             metrics = get("metrics") or {}
             yield (run_id, item["query_id"], get("question"), get("reference"), get("answer"),
                    _json(get("contexts")), _json(get("retrieved_ids")),
-                   _ENCODE([metrics.get(k) for k in keys]), _json(get("judge")))
+                   _ENCODE(list(map(metrics.get, keys))), _json(get("judge")))
 
     with store.write():
         conn = store.conn

@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
+from concurrent.futures import Future
 from dataclasses import replace
 from functools import partial
 from typing import TYPE_CHECKING
@@ -36,11 +37,10 @@ from textual.screen import Screen
 from textual.widgets import Input
 from textual.worker import WorkerCancelled
 
-from builder.review.agreement import agreement, throughput
+from builder.errors import JobError
 from builder.store import Store
 from builder.store import review_leases, review_log, review_queue, review_ready
 from builder.store.review_queue import CandidateFilter
-from builder.store.review_stats import decision_times, shared_votes
 from builder.vocabulary import DECIDED_STATUS
 from builder.text.terminal import visible
 from review_tui.widgets.candidate_list import BLOCK, CandidateList
@@ -65,6 +65,9 @@ def compute_refresh(store: Store, f: CandidateFilter, candidate_id: str | None,
     """(count, position of candidate_id, progress stats with `agreement` and `throughput`):
     the heavier reads, run in a thread on a connection of their own (`RefreshReader`).
     Index-only since m004 (agreement: the partial index of m006): ~30 ms at 100k."""
+    from builder.review.agreement import agreement, throughput  # not needed for the first frame
+    from builder.store.review_stats import decision_times, shared_votes
+
     count = review_queue.count_candidates(store, f)
     position = review_queue.position_of(store, f, candidate_id) if candidate_id else None
     stats = review_queue.review_stats(store, f)
@@ -201,6 +204,7 @@ class ReviewScreen(Screen):
         self.held: set[str] = set()
         """Items this session holds a lease on (the offered current one and `offers`)."""
         self._claims = 0  # claim jobs in flight (0 or 1)
+        self._first_claim_done = False
         self._claim_wanted = False  # another claim asked for while one was in flight
         self._claim_show = False
         self._last_key: tuple | None = None  # sort key of the last item claimed
@@ -287,7 +291,6 @@ class ReviewScreen(Screen):
         self._last_key = None
         self.current_id, self.current = None, None
         self.query_one("#detail", DetailPane).waiting()
-        self._claim(PREFETCH + 1, show=True)
         search = self.query_one("#search", Input)
         if search.value != f.text:
             search.value = f.text
@@ -299,6 +302,8 @@ class ReviewScreen(Screen):
         # share one count.
         self._count_after_open = True
         self.schedule_refresh(delay=1.0)
+        if not self._claim_now(PREFETCH + 1):
+            self._claim(PREFETCH + 1, show=True)
 
     def _show_progress(self, count: int | None) -> None:
         self.query_one("#progress", ProgressLine).show(self.stats, self.annotator,
@@ -312,6 +317,27 @@ class ReviewScreen(Screen):
         ids = ([self.current_id] if self.current_id in self.held else []) + [
             cid for cid, _ in self.offers]
         return list(dict.fromkeys(ids))
+
+    def _claim_now(self, count: int) -> bool:
+        """The session's first claim, made at once on the UI thread's connection, so the
+        first frame already shows the first item (through the writer, the claim's answer
+        waited behind the first frames' layout and paint: 0.2-0.5 s of the first frame).
+        Only when nothing was submitted to the writer yet, so no write of ours can be
+        reordered; a database locked by another process is waited for 0.1 s at most, and
+        then the claim goes to the writer as any other (False)."""
+        if self._first_claim_done:
+            return False
+        self._first_claim_done = True
+        future: Future = Future()
+        try:
+            with self.store.waiting_at_most(0.1):
+                future.set_result(review_leases.claim_next(
+                    self.store, self.filter, self.annotator, self.session, count=count,
+                    keep=self._keep()))
+        except JobError:
+            return False
+        self._take_claimed(True, future)
+        return True
 
     def _claim(self, count: int, *, show: bool) -> None:
         """Ask the writer to lease `count` more items after the last one claimed; with

@@ -12,7 +12,6 @@ from rich.text import Text
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from builder.ingest.document_text import pages_label
 from builder.store.review_ready import reference_answer
 from builder.text.terminal import visible
 from review_tui.safe_text import safe_text
@@ -344,6 +343,8 @@ def render_sources(c: dict) -> Text:
                                               for h in heading))
             pages = chunk.get("pages") or []
             if pages:
+                from builder.ingest.document_text import pages_label  # PDFs only: not at start
+
                 out.append(f" · {pages_label(pages)}", LABEL)
             out.append(f"  [{visible(chunk['id'], multiline=False)}]", DIM)
             out.append("\n")
