@@ -341,3 +341,32 @@ def test_json_grammar_strings_exclude_control_characters():
     assert 'char ::= [^"\\\\\\x7F\\x00-\\x1F] ' in grammar._grammar
     strict_strings(grammar)  # idempotent
     assert grammar._grammar.count("\\x00-\\x1F") == 1
+
+
+def test_the_server_prompt_cache_counts_each_states_logits_and_stays_in_its_size():
+    """llama-cpp-python's RAM cache counted only the model state, not the logits each state
+    keeps (n_tokens x vocabulary floats): a 20-item run grew the server to 23 GB and the kernel
+    killed it. With golden's accounting, states are evicted once their real bytes pass the cap."""
+    np = pytest.importorskip("numpy")
+    llama_cpp = pytest.importorskip("llama_cpp")
+    from builder.llm import llama_server
+
+    original = llama_cpp.LlamaRAMCache
+    try:
+        llama_server.install_bounded_cache()
+        cache = llama_cpp.LlamaRAMCache(capacity_bytes=10_000_000)
+
+        def state(n_tokens: int):
+            return llama_cpp.llama.LlamaState(
+                input_ids=np.zeros(n_tokens, dtype=np.intc),
+                scores=np.zeros((n_tokens, 1000), dtype=np.single),  # 4 KB of logits a token
+                n_tokens=n_tokens, llama_state=b"", llama_state_size=100_000, seed=0)
+
+        for i in range(10):  # ten prompts of 1,000 tokens: ~4.1 MB each
+            cache[(i, 1, 2, 3)] = state(1000)
+        assert cache.cache_size <= 10_000_000
+        assert len(cache.cache_state) == 2  # the two most recent prompts are kept
+        assert (9, 1, 2, 3) in cache and (0, 1, 2, 3) not in cache
+        assert llama_server.state_bytes(state(1000)) == 100_000 + 4_000_000 + 4_000
+    finally:
+        llama_cpp.LlamaRAMCache = original

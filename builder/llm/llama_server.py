@@ -227,8 +227,42 @@ def model_settings(model_path: str, alias: str, n_ctx: int,
         # fixed instructions of the question writer, then of the reader, alternating) restores
         # that state instead of reading the prefix again. Measured on 2 cores, one thread:
         # alternating question and reader calls took ~12 s each without it, ~2.5 s with it.
-        "cache": True, "cache_type": "ram", "cache_size": 1 << 30,
+        # Bounded by what the states really hold (`StateSizedRAMCache`): the library's own
+        # count leaves out each state's logits, and the server grew until the kernel killed it.
+        "cache": True, "cache_type": "ram", "cache_size": CACHE_BYTES,
     }
+
+
+CACHE_BYTES = 2 << 30
+
+
+def state_bytes(state: Any) -> int:
+    """What one saved prompt state holds in memory: the model's state (KV cache) plus the
+    logits of every prompt token (n_tokens x vocabulary x 4 bytes: ~0.6 MB a token for
+    Qwen2.5, ~0.5 GB for an 800-token prompt) and the token ids."""
+    return int(state.llama_state_size) + sum(
+        int(getattr(getattr(state, name, None), "nbytes", 0)) for name in ("scores", "input_ids"))
+
+
+def install_bounded_cache() -> None:
+    """Make the server's RAM prompt cache respect its size in bytes. llama-cpp-python's
+    `LlamaRAMCache` sums only `llama_state_size`, so its states' logits arrays grew without
+    bound (23 GB, then the out-of-memory killer, in a 20-item run); this counts them
+    (`state_bytes`) and evicts the least recently used states until the total fits."""
+    import llama_cpp
+
+    base = llama_cpp.LlamaRAMCache
+    if getattr(base, "_golden_bounded", False):
+        return
+
+    class StateSizedRAMCache(base):
+        _golden_bounded = True
+
+        @property
+        def cache_size(self) -> int:
+            return sum(state_bytes(s) for s in self.cache_state.values())
+
+    llama_cpp.LlamaRAMCache = StateSizedRAMCache
 
 
 def build_app(model_path: str, alias: str, n_ctx: int, n_threads: int | None = None) -> Any:
@@ -236,6 +270,7 @@ def build_app(model_path: str, alias: str, n_ctx: int, n_threads: int | None = N
     from llama_cpp.server.settings import ModelSettings, ServerSettings
 
     install_lazy_grammar()
+    install_bounded_cache()
     app = create_app(server_settings=ServerSettings(host="127.0.0.1"),
                      model_settings=[ModelSettings(**model_settings(model_path, alias, n_ctx,
                                                                     n_threads))])
