@@ -28,8 +28,8 @@ def samples_dir() -> Path:
 
 
 @click.command()
-@click.option("--n", "n", type=click.IntRange(1, 500), default=20, show_default=True,
-              help="How many verified candidates to aim for.")
+@click.option("--n", "n", type=click.IntRange(1, 500), default=12, show_default=True,
+              help="How many verified candidates to aim for (a dozen: a few minutes on a laptop).")
 @click.option("--kb", "kb", type=click.Path(exists=True), default=None,
               help="Knowledge base to use instead of the bundled samples.")
 @llm_options
