@@ -146,15 +146,13 @@ def test_reasoning_answer_is_computed_and_a_non_difference_question_is_rejected(
 def test_an_unanswerable_the_knowledge_base_answers_is_rejected(parts):
     store, holiday, _ = parts
     kb = _kb(store)
-    kb_text = "\n".join(c["text"] for c in kb.chunks).casefold()
 
     def run(sibling, reader_answer):
         def respond(name, v, role):
             if name == "compose_unanswerable":
                 return {"name": sibling}
             return {"sentence": 1 if reader_answer else 0, "answer": reader_answer}
-        return asyncio.run(compose.unanswerable(_ctx(store, respond), holiday, "company", kb,
-                                                kb_text))
+        return asyncio.run(compose.unanswerable(_ctx(store, respond), holiday, "company", kb))
 
     present = run("payroll", "")          # a name the knowledge base uses
     assert present["verdict"] == "failed" and present["rejection_reasons"][0].startswith("absent")
@@ -164,7 +162,7 @@ def test_an_unanswerable_the_knowledge_base_answers_is_rejected(parts):
     overlooked = asyncio.run(compose.unanswerable(_ctx(store, lambda n, v, r: {"name": "fiscal year"}
                                                        if n == "compose_unanswerable" else
                                                        {"sentence": 1, "answer": "25 days"}),
-                                                  holiday, "calendar year", kb, kb_text))
+                                                  holiday, "calendar year", kb))
     assert overlooked["verdict"] == "passed", overlooked["rejection_reasons"]
     right = run("Tacoma office", "")
     assert right["verdict"] == "passed", right["rejection_reasons"]

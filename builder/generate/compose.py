@@ -35,6 +35,7 @@ from builder.text.lexicon import lexicon
 from builder.text.values import Value, comparable, find_values, magnitudes
 
 from builder.generate import reader
+from builder.generate.reader import KbWords
 from builder.generate.candidate import clean_question, stable_id
 from builder.generate.context import RunContext, run_units
 from builder.generate.form import contains, document_ref_problem, language_problem, shape_problem
@@ -48,7 +49,6 @@ PROMPTS = {"comparative": "compose_comparative", "reasoning": "compose_differenc
 MAX_USES = 2           # a verified item is a part of at most this many composed items
 MIN_RELATED = 0.25     # Jaccard of two questions' content terms: about the same attribute
 MAX_TOPIC_SHARE = 0.2  # a word in more chunks than this is what the whole KB is about
-MIN_SLOT_FILLERS = 3   # other words written in a topic word's place: it has siblings
 STAGE = "compose"
 
 
@@ -226,49 +226,6 @@ def names_in(p: Part) -> list[str]:
     return [n for n in out if not (n.casefold() in seen or seen.add(n.casefold()))]
 
 
-@dataclass
-class KbWords:
-    """What the knowledge base says about its words: in how many chunks each occurs, and for
-    each word the words written right before and right after it (the slots it fills)."""
-
-    df: dict[str, int]
-    n_chunks: int
-    before: dict[str, set[str]]
-    after: dict[str, set[str]]
-
-    @classmethod
-    def of(cls, chunks: list[dict]) -> "KbWords":
-        df: dict[str, int] = {}
-        before: dict[str, set[str]] = {}
-        after: dict[str, set[str]] = {}
-        for c in chunks:
-            words = re.findall(r"[^\W\d_]+", c["text"].casefold())
-            for w in set(words):
-                df[w] = df.get(w, 0) + 1
-            for x, y in zip(words, words[1:]):
-                before.setdefault(y, set()).add(x)
-                after.setdefault(x, set()).add(y)
-        return cls(df, len(chunks), before, after)
-
-    def fills_a_slot(self, word: str, question: str) -> bool:
-        """`word` is one of several different words the knowledge base writes in the same place
-        next to the question's neighbouring word ("jury" of "jury service leave" beside
-        "maternity leave", "sabbatical leave"...): a kind of thing with siblings, whose
-        sibling makes a question of the same shape. "home" of "home office" is not."""
-        words = re.findall(r"[^\W\d_]+", question.casefold())
-        low = word.casefold()
-        for i, w in enumerate(words):
-            if w != low:
-                continue
-            for neighbour, fillers in ((words[i + 1] if i + 1 < len(words) else None, self.before),
-                                       (words[i - 1] if i > 0 else None, self.after)):
-                if neighbour and key_terms(neighbour):
-                    others = {f for f in fillers.get(neighbour, set()) - {low} if key_terms(f)}
-                    if len(others) >= MIN_SLOT_FILLERS:
-                        return True
-        return False
-
-
 def topic_words(p: Part, chunk_text: str, words: KbWords, limit: int = 2) -> list[str]:
     """Words of the question that its statement holds, that its own chunk is about (frequent in
     that chunk, rare across the knowledge base) and that fill a slot other words fill too
@@ -353,11 +310,16 @@ def _decide(row: dict, checks: list[tuple[str, str | None]]) -> dict:
     return row
 
 
+def _own_words(a: Part, b: Part) -> tuple[set[str], set[str]]:
+    """The content words of each part's question the other's lacks: what tells them apart."""
+    ta, tb = key_terms(a.question), key_terms(b.question)
+    return ta - tb, tb - ta
+
+
 def _tells_apart(question: str, a: Part, b: Part) -> str | None:
     """None when `question` keeps, for each part, a content word of that part's question the
     other's lacks (what tells the two things apart), so it names both and invents neither."""
-    frame_a = key_terms(a.question) - key_terms(b.question)
-    frame_b = key_terms(b.question) - key_terms(a.question)
+    frame_a, frame_b = _own_words(a, b)
     if not frame_a or not frame_b:
         return "the two questions ask the same thing"
     asked = key_terms(question)
@@ -367,8 +329,7 @@ def _tells_apart(question: str, a: Part, b: Part) -> str | None:
 def _names_from(first: str, second: str, a: Part, b: Part) -> str | None:
     """None when each short name holds a word of its own part's question the other lacks: the
     names come from the parts, not from the prompt's example or the model's guess."""
-    frame_a = key_terms(a.question) - key_terms(b.question)
-    frame_b = key_terms(b.question) - key_terms(a.question)
+    frame_a, frame_b = _own_words(a, b)
     if not first or not second or first.casefold() == second.casefold():
         return "does not name both things"
     if not (key_terms(first) & frame_a and key_terms(second) & frame_b):
@@ -488,8 +449,8 @@ async def multi_hop(ctx: RunContext, a: Part, b: Part, kb: reader.KnowledgeIndex
     return _decide(row, checks)
 
 
-async def unanswerable(ctx: RunContext, p: Part, name: str, kb: reader.KnowledgeIndex,
-                       kb_text: str) -> dict | None:
+async def unanswerable(ctx: RunContext, p: Part, name: str,
+                       kb: reader.KnowledgeIndex) -> dict | None:
     others = [n for n in names_in(p) if n != name] or ["-"]
     sentence = p.span.statement if p.span else p.cand["evidence"][0]["quote"]
     res = await ctx.call("compose_unanswerable", {"sentence": sentence, "question": p.question,
@@ -507,7 +468,7 @@ async def unanswerable(ctx: RunContext, p: Part, name: str, kb: reader.Knowledge
                and len(sibling.split()) <= 5 and not any(ch in sibling for ch in "?{}[]")
                and not typo and not contains(p.question, sibling)
                else "no usable sibling name"),
-              ("absent", None if sibling and sibling.casefold() not in kb_text
+              ("absent", None if sibling and sibling.casefold() not in kb.text
                else f"the knowledge base mentions {sibling!r}")]
     if all(pr is None for _, pr in checks):
         hits = kb.search(q, reader.TOP_K)
@@ -549,7 +510,6 @@ async def compose_from_verified(ctx: RunContext, kb: reader.KnowledgeIndex, span
         if c["type"] != "single_hop":
             for fid in c.get("fact_ids") or []:
                 uses[fid] = uses.get(fid, 0) + 1
-    kb_text = "\n".join(c["text"] for c in kb.chunks).casefold()
     units: list[tuple[str, tuple]] = []
 
     def room(*ps: Part) -> bool:
@@ -582,13 +542,11 @@ async def compose_from_verified(ctx: RunContext, kb: reader.KnowledgeIndex, span
     n_chunks = len(kb.chunks)
 
     def rare(name: str) -> bool:
-        return kb_text.count(name.casefold()) <= max(2, 0.05 * n_chunks)
+        return kb.text.count(name.casefold()) <= max(2, 0.05 * n_chunks)
 
-    words = KbWords.of(kb.chunks)
-    text_of = {c["id"]: c["text"] for c in kb.chunks}
     plan("unanswerable", [(p, name) for p in parts for name in (
         [x for x in names_in(p) if rare(x)]
-        + topic_words(p, text_of.get(p.cand["chunk_ids"][0], ""), words))[:1]], cap)
+        + topic_words(p, kb.text_of.get(p.cand["chunk_ids"][0], ""), kb.words))[:1]], cap)
     if not units:
         return
 
@@ -603,7 +561,7 @@ async def compose_from_verified(ctx: RunContext, kb: reader.KnowledgeIndex, span
         elif kind == "multi_hop":
             row = await multi_hop(ctx, *args, kb)
         else:
-            row = await unanswerable(ctx, *args, kb, kb_text)
+            row = await unanswerable(ctx, *args, kb)
         if row is None:
             return
         row.pop("verification_answer", None)

@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from functools import lru_cache
+import re
+from functools import cached_property, lru_cache
 
 from builder.text.bm25 import BM25
 from builder.text.lexicon import all_stopwords
@@ -58,6 +59,9 @@ def search_terms(text: str) -> list[str]:
     return [stem(t) for t in tokens(text) if t not in stops]
 
 
+MIN_SLOT_FILLERS = 3   # other words written in a topic word's place: it has siblings
+
+
 class KnowledgeIndex:
     """The whole knowledge base as the round trip searches it: chunks, their titles, BM25."""
 
@@ -69,6 +73,62 @@ class KnowledgeIndex:
 
     def search(self, question: str, k: int = TOP_K) -> list[dict]:
         return [self.chunks[i] for i, _ in self._bm25.top(question, k)]
+
+    @cached_property
+    def text(self) -> str:
+        """Every chunk's text, casefolded: what "the knowledge base mentions X" searches."""
+        return "\n".join(c["text"] for c in self.chunks).casefold()
+
+    @cached_property
+    def text_of(self) -> dict[str, str]:
+        return {c["id"]: c["text"] for c in self.chunks}
+
+    @cached_property
+    def words(self) -> KbWords:
+        return KbWords.of(self.chunks)
+
+
+@dataclass
+class KbWords:
+    """What the knowledge base says about its words: in how many chunks each occurs, and for
+    each word the words written right before and right after it (the slots it fills)."""
+
+    df: dict[str, int]
+    n_chunks: int
+    before: dict[str, set[str]]
+    after: dict[str, set[str]]
+
+    @classmethod
+    def of(cls, chunks: list[dict]) -> "KbWords":
+        df: dict[str, int] = {}
+        before: dict[str, set[str]] = {}
+        after: dict[str, set[str]] = {}
+        for c in chunks:
+            words = re.findall(r"[^\W\d_]+", c["text"].casefold())
+            for w in set(words):
+                df[w] = df.get(w, 0) + 1
+            for x, y in zip(words, words[1:]):
+                before.setdefault(y, set()).add(x)
+                after.setdefault(x, set()).add(y)
+        return cls(df, len(chunks), before, after)
+
+    def fills_a_slot(self, word: str, question: str) -> bool:
+        """`word` is one of several different words the knowledge base writes in the same place
+        next to the question's neighbouring word ("jury" of "jury service leave" beside
+        "maternity leave", "sabbatical leave"...): a kind of thing with siblings, whose
+        sibling makes a question of the same shape. "home" of "home office" is not."""
+        words = re.findall(r"[^\W\d_]+", question.casefold())
+        low = word.casefold()
+        for i, w in enumerate(words):
+            if w != low:
+                continue
+            for neighbour, fillers in ((words[i + 1] if i + 1 < len(words) else None, self.before),
+                                       (words[i - 1] if i > 0 else None, self.after)):
+                if neighbour and key_terms(neighbour):
+                    others = {f for f in fillers.get(neighbour, set()) - {low} if key_terms(f)}
+                    if len(others) >= MIN_SLOT_FILLERS:
+                        return True
+        return False
 
 
 @lru_cache(maxsize=4096)

@@ -91,15 +91,15 @@ def settle(ctx: RunContext, chunks: list[dict]) -> list[dict]:
     # one question, two different answers from two places: it does not pin its subject down
     clash = dedup.other_answers(everything)
     if clash:
+        by_id = {c["id"]: c for c in everything}
         cstore.record_verifications(ctx.store, [{
             "candidate_id": cid, "verdict": "failed", "key": stable_id("unique", cid),
-            "verification": by["verification"] + [{
+            "verification": by_id[cid]["verification"] + [{
                 "check": "unique", "passed": False, "source": "code",
                 "reason": f"another item asks the same and answers {other['answer']!r}"}],
             "rejection_reasons": [f"unique: another item asks the same and answers "
                                   f"{other['answer']!r}"]}
-            for cid, other in sorted(clash.items())
-            for by in [next(c for c in everything if c["id"] == cid)]], stage="unique")
+            for cid, other in sorted(clash.items())], stage="unique")
         everything = cstore.load_candidates(ctx.store)
     # Dedup is pure code but O(pool); skip it when this exact pool (ids + verdicts) was done.
     fingerprint = stable_id("dedup", sorted((c["id"], c["verdict"]) for c in everything))
