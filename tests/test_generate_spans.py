@@ -1,11 +1,12 @@
-"""Code-chosen material for harder items: related values paired, asked side by side early,
-common words not taken for names, and the rare words an unanswerable swap replaces."""
+"""Code-chosen answers and the material for harder items: worked examples give no answer,
+related values paired, asked side by side early and spread over documents, common words not
+taken for names, and the rare words an unanswerable swap replaces."""
 
 from __future__ import annotations
 
 from builder.generate.compose import KbWords, Part, near_spelling, topic_words
 from builder.generate.pipeline import plan_spans
-from builder.generate.spans import Span, common_names, find_value_pairs
+from builder.generate.spans import Span, common_names, find_value_pairs, spans_of_chunk
 from builder.text.values import find_values
 
 
@@ -25,7 +26,6 @@ SHIPPING = chunk("c3", "shipping.md",
 
 
 def spans_of(*chunks: dict) -> list[Span]:
-    from builder.generate.spans import spans_of_chunk
     return [s for c in chunks for s in spans_of_chunk(c, c["document_id"])]
 
 
@@ -88,3 +88,26 @@ def test_a_typo_is_no_sibling_but_a_one_letter_sibling_is():
     assert near_spelling("adoptoin", "adoption")
     assert not near_spelling("paternity", "maternity")
     assert not near_spelling("military", "jury")
+
+
+def test_a_worked_example_gives_no_answer_in_any_language():
+    rule = "Employees are reimbursed up to £120 per night for hotel rooms in any city."
+    example = ("For example, an employee who stays three nights in Leeds at £95 per night "
+               "claims £285 in total.")
+    answers = [s.answer for s in spans_of(chunk("c", "d", f"{rule} {example}"))]
+    assert "£120" in answers and "£95" not in answers and "£285" not in answers
+    french = {"id": "f", "document_id": "d", "language": "fr", "seq": 0,
+              "text": "Par exemple, un agent qui travaille 3 jours par semaine reçoit 60 % de "
+                      "la prime annuelle versée en décembre."}
+    assert spans_of_chunk(french, "d") == []
+
+
+def test_pairs_for_harder_items_are_spread_over_documents():
+    from builder.generate.pipeline import _bundles
+    table = chunk("t", "plans.md", "| Plan | Price | Storage |\n|---|---|---|\n"
+                  + "\n".join(f"| P{i} | ${10 * i} | {i} GB |" for i in range(1, 9)) + "\n")
+    spans = spans_of(table, LEAVE)
+    from builder.generate.spans import find_pairs
+    bundles = _bundles(spans, find_pairs(spans), {"single_hop": 4, "comparative": 1})
+    docs = [a.document_id for a, _ in bundles]
+    assert "leave.md" in docs[:2], docs   # the leave pair is not queued behind every table pair

@@ -54,3 +54,19 @@ def test_bm25_ranks_the_matching_text_first_in_any_script():
     assert index.top("how long do returns take", 1)[0][0] == 0
     assert index.top("退货需要多少天", 1)[0][0] == 3
     assert index.top("zzz", 3) == []
+
+
+def test_a_count_answer_keeps_what_it_counts_and_a_possessive_unit_is_still_a_unit():
+    def one(text, lang="en"):
+        (v,) = find_values(text, lang)
+        return v.text, v.kind, round(v.magnitude, 2)
+    # "200" alone is not what the text says: the count carries its words, up to a function word
+    assert one("a limit of 200 Mo per file", "fr") == ("200 Mo", "count", 200)
+    assert one("less than 32 octets will be decoded") == ("32 octets", "count", 32)
+    assert one("costs 60 gas per call") == ("60 gas", "count", 60)
+    # a possessive is still the unit; a word between number and unit keeps it a duration
+    assert one("We ask for at least 4 weeks' notice") == ("4 weeks", "duration", 28)
+    assert one("made with 1 week’s notice") == ("1 week", "duration", 7)
+    assert one("remain in care for at least 7 continuous days") == ("7 continuous days", "duration", 7)
+    # a list number before a citation is no count of "Ruben"
+    assert one("18 Ruben Recabarren and Bogdan Carbunar") == ("18", "number", 18)

@@ -112,13 +112,26 @@ def _bundles(spans: list[Span], parallel: list, plan: dict[str, int]) -> list[tu
         # parallel spans that are comparable values first (they serve every pair kind)
         pairs = [(p.a, p.b) for p in parallel if p.comparable] + [
             (p.a, p.b) for p in find_value_pairs(spans, taken)]
-        lists.append(pairs[: BUNDLES_PER_ITEM * from_pairs])
+        lists.append(_spread(pairs)[: BUNDLES_PER_ITEM * from_pairs])
     if plan.get("multi_hop", 0):
-        lists.append([(b.first, b.second) for b in find_bridges(spans)]
+        lists.append(_spread([(b.first, b.second) for b in find_bridges(spans)])
                      [: BUNDLES_PER_ITEM * plan["multi_hop"]])
     out: list[tuple[Span, Span]] = []
     for i in range(max((len(x) for x in lists), default=0)):
         out.extend(x[i] for x in lists if i < len(x))
+    return out
+
+
+def _spread(pairs: list[tuple[Span, Span]]) -> list[tuple[Span, Span]]:
+    """`pairs` with their documents taken in turn, each document's own order kept: one table
+    of twenty parallel rows must not fill every harder item of a run."""
+    by_doc: dict[str, list[tuple[Span, Span]]] = defaultdict(list)
+    for pair in pairs:
+        by_doc[pair[0].document_id].append(pair)
+    out: list[tuple[Span, Span]] = []
+    queues = list(by_doc.values())
+    for i in range(max((len(q) for q in queues), default=0)):
+        out.extend(q[i] for q in queues if i < len(q))
     return out
 
 

@@ -8,6 +8,9 @@ answer. golden makes that round trip as a user's RAG system would meet the quest
    does not state ("What is the deadline?") finds other chunks and fails, in any language;
 2. reading: the sentences of those chunks most like the question (`MAX_SENTENCES`, each with
    its section) go to the reader (`reader.prompt`), which copies the shortest words that answer;
+2b. specificity, by code: when a sentence that does not state the answer, but another value of
+   its kind, fits the question at least as well as the answer's own sentence, the question does
+   not tell them apart ("What is the deadline?" beside two deadlines): rejected without a call;
 3. comparing, by code: the reply must be words of a sentence it was shown, and must state the
    reference -- the same numbers and no other (two values where one was asked is a vague
    question), or most of the reference's terms for a name.
@@ -29,7 +32,8 @@ from functools import cached_property, lru_cache
 from builder.text.bm25 import BM25
 from builder.text.lexicon import all_stopwords
 from builder.text.locate import locate_span
-from builder.text.values import magnitudes
+from builder.text.markdown import plain, section_heading
+from builder.text.values import find_values, magnitudes
 
 from builder.generate.models import ReaderReply  # noqa: F401 (re-exported for estimate)
 from builder.generate.statements import extract_statements
@@ -133,32 +137,78 @@ class KbWords:
 
 @lru_cache(maxsize=4096)
 def _sentences(chunk_id: str, text: str, title: str) -> tuple[tuple[str, str], ...]:
+    """(sentence, its section) for each statement of a chunk. The section is the heading right
+    above the statement when the chunk holds several ("D3 - Developer 3" over its "Scope: ..."),
+    else the chunk's own: what tells one section's sentence from another's."""
     rows = extract_statements({"id": chunk_id, "text": text, "document_id": ""})
-    short = " > ".join(title.split(" > ")[-2:]) if title else ""
-    return tuple((r["text"], short) for r in rows)
+    parts = title.split(" > ") if title else []
+    out = []
+    for r in rows:
+        heading = section_heading(text, r["evidence_start"] or 0)
+        heading = plain(heading).strip() if heading else ""
+        own = parts[-1:] + [heading] if heading and heading not in parts else parts[-2:]
+        out.append((r["text"], " > ".join(p for p in own if p)))
+    return tuple(out)
 
 
-def pick_sentences(question: str, chunks: list[dict], titles: dict[str, str],
-                   limit: int = MAX_SENTENCES) -> list[dict]:
-    """The `limit` sentences of `chunks` sharing the most (idf-weighted) terms with the
-    question, in retrieval order within equal scores; each {"text", "chunk_id"}."""
+def score_sentences(question: str, chunks: list[dict], titles: dict[str, str]) -> list[dict]:
+    """Every sentence of `chunks` sharing a term with the question, best first: score is the
+    idf-weighted (within these chunks) sum of the terms the sentence and its section share with
+    the question; ties keep retrieval order. Each {"text" (with its section), "sentence",
+    "chunk_id", "score", "own" (the sentence's own terms only)}."""
     want = key_terms(question)
     rows = []
-    df: dict[str, int] = {}
+    df: dict[str, int] = {}   # terms shared with the question, counted over sentences with sections
     for c in chunks:
-        for sent, _ in _sentences(c["id"], c["text"], titles.get(c["id"], "")):
-            for t in key_terms(sent) & want:
+        for sent, short in _sentences(c["id"], c["text"], titles.get(c["id"], "")):
+            for t in key_terms(f"{short} {sent}") & want:
                 df[t] = df.get(t, 0) + 1
     n = sum(len(_sentences(c["id"], c["text"], titles.get(c["id"], ""))) for c in chunks) or 1
     for rank, c in enumerate(chunks):
         for i, (sent, short) in enumerate(_sentences(c["id"], c["text"], titles.get(c["id"], ""))):
-            shared = key_terms(sent) & want
+            shared = key_terms(f"{short} {sent}") & want
             score = sum(math.log(1 + n / df[t]) for t in shared)
+            own = sum(math.log(1 + n / df[t]) for t in key_terms(sent) & want)
             if score > 0:
-                rows.append((-score, rank, i, sent, short, c["id"]))
+                rows.append((-score, rank, i, sent, short, c["id"], own))
     rows.sort()
-    return [{"text": f"{short}: {sent}" if short else sent, "sentence": sent, "chunk_id": cid}
-            for _, _, _, sent, short, cid in rows[:limit]]
+    return [{"text": f"{short}: {sent}" if short else sent, "sentence": sent, "chunk_id": cid,
+             "score": -neg, "own": own} for neg, _, _, sent, short, cid, own in rows]
+
+
+def pick_sentences(question: str, chunks: list[dict], titles: dict[str, str],
+                   limit: int = MAX_SENTENCES) -> list[dict]:
+    """The `limit` sentences of `chunks` most like the question (`score_sentences`)."""
+    return score_sentences(question, chunks, titles)[:limit]
+
+
+def _holds(sentence: str, reference: str, language: str) -> bool:
+    ref_nums = magnitudes(reference, language)
+    if ref_nums:
+        return ref_nums <= magnitudes(sentence, language)
+    return reference.casefold() in sentence.casefold()
+
+
+def rival(question: str, reference: str, language: str, scored: list[dict]) -> dict | None:
+    """A sentence that fits the question at least as well as the best one stating the answer
+    -- with its section and by its own words -- and states another answer of the same shape
+    (another value of the answer's kind; for a name, any other sentence): the question does
+    not tell them apart. Decided by code, before any reader call. None when the answer's
+    sentence is not among them (nothing to compare)."""
+    source = next((r for r in scored if _holds(r["sentence"], reference, language)), None)
+    if source is None:
+        return None
+    kinds = {v.kind for v in find_values(reference, language)}
+    for r in scored:
+        if r["score"] < source["score"]:
+            return None
+        if r is source or _holds(r["sentence"], reference, language):
+            continue
+        if r["own"] < source["own"]:
+            continue
+        if not kinds or any(v.kind in kinds for v in find_values(r["sentence"], language)):
+            return r
+    return None
 
 
 def states_reference(reference: str, got: str, language: str) -> str | None:
@@ -194,9 +244,13 @@ async def round_trip(ctx, question: str, reference: str, source_chunk: str, lang
     if rank is None:
         return Reading("retrieval: the question alone does not find its passage (BM25 top "
                        f"{TOP_K})")
-    sentences = pick_sentences(question, hits, titles)
-    if not sentences:
+    scored = score_sentences(question, hits, titles)
+    if not scored:
         return Reading("retrieval: no sentence shares a term with the question", rank=rank)
+    if (other := rival(question, reference, language, scored)) is not None:
+        return Reading("specificity: another sentence fits the question as well and states "
+                       f"another answer ({other['sentence'][:80]!r})", rank=rank)
+    sentences = scored[:MAX_SENTENCES]
     reply = await ask(ctx, question, sentences)
     if reply is None:
         return Reading("reader call failed", rank=rank, sentences=len(sentences), status="error")

@@ -29,6 +29,7 @@ import difflib
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from builder.text.lexicon import lexicon
 from builder.text.markdown import plain, step_at
@@ -91,6 +92,21 @@ def prose_like(text: str, language: str) -> bool:
     return sum(w in stops for w in words) >= MIN_STOPWORD_SHARE * len(words)
 
 
+@lru_cache(maxsize=None)
+def _example_cues(language: str) -> re.Pattern:
+    cues = set(lexicon(language).examples) | set(lexicon("en").examples)
+    parts = [(r"(?<!\w)" if c[0].isalnum() else "") + re.escape(c) + (r"(?!\w)" if c[-1].isalnum() else "")
+             for c in sorted(cues, key=len, reverse=True)]
+    return re.compile("|".join(parts), re.I)
+
+
+def illustrates(text: str, language: str) -> bool:
+    """Whether a statement is a worked example or a supposed case ("For example, an employee
+    earning $50,000 ..."): its values illustrate a rule, they are not the rule, and a question
+    asked without the example's assumptions has no single answer."""
+    return _example_cues(language).search(text) is not None
+
+
 def _names(fact: dict, raw: str) -> list[str]:
     """Names a question can ask for: code identifiers, acronyms, and capitalised phrases that
     are not the statement's first words (a label's lead word, "Evangelizes: ...", is not a name)."""
@@ -129,7 +145,7 @@ def spans_of_chunk(chunk: dict, title: str) -> list[Span]:
         text = fact["text"]
         raw = fact["evidence"]
         title_cf = title.casefold()
-        if step_at(chunk["text"], fact.get("evidence_start")):
+        if step_at(chunk["text"], fact.get("evidence_start")) or illustrates(text, language):
             continue
         cell = fact.get("cell")
         labelled = _LABELLED.match(raw)

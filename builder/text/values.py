@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 from datetime import date
 
-from builder.text.lexicon import lexicon
+from builder.text.lexicon import all_stopwords, lexicon
 
 # Numbers: "1,200", "1.200", "1 200", "12", "3.5", "3,5". Not inside a word, an identifier, a
 # version ("1.2.3"), a time ("10:30") or a longer run of digits and dots.
@@ -37,6 +37,7 @@ _PERCENT_SIGN = re.compile(r"\s?%")
 _CJK_NUMBER = re.compile(r"[零一二两三四五六七八九十百千万]+")
 _CJK_DIGITS = {"零": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7,
                "八": 8, "九": 9}
+_POSSESSIVE = re.compile(r"(?:['’]s|['’])$")
 _WORDS_AFTER = re.compile(r"[ \u00a0]*([^\W\d_][\w'’-]*(?:[ \u00a0]+[^\W\d_][\w'’-]*)?)")
 _DAY_SECONDS = 86400.0
 _DURATION_DAYS = {"second": 1 / _DAY_SECONDS, "minute": 60 / _DAY_SECONDS,
@@ -98,9 +99,11 @@ def _unit_after(text: str, pos: int, lang: str) -> tuple[str, str, int] | None:
     if m:
         words = m.group(1)
         for candidate in (words, words.split()[0]):  # "working days" before "working"
-            if candidate.casefold() in units:
-                end = m.start(1) + len(candidate)
-                return candidate, units[candidate.casefold()], end
+            # a possessive ("4 weeks' notice", "1 week's notice") is still the unit
+            bare = _POSSESSIVE.sub("", candidate)
+            if bare.casefold() in units:
+                end = m.start(1) + len(bare)
+                return bare, units[bare.casefold()], end
     # CJK: the unit follows the digits directly ("5天", "3か月", "2주")
     for word in sorted((w for w in units if not w.isascii()), key=len, reverse=True):
         if text.startswith(word, pos) and not word[0].isalpha() or (
@@ -237,12 +240,43 @@ def _classify(text: str, s: int, e: int, magnitude: float, lang: str) -> Value |
     raw = text[s:e]
     if re.fullmatch(r"(1[6-9]|20)\d\d", raw):
         return Value(s, e, raw, "year", magnitude, "year")
-    m = _WORDS_AFTER.match(text, e)
-    if m and m.start(1) == e + 1 and text[e] == " ":
-        noun = m.group(1).split()[0].casefold()
-        if noun not in lexicon(lang).stopwords:
-            return Value(s, e, raw, "count", magnitude, noun)
+    if (m := _WORDS_AFTER.match(text, e)) and " " in m.group(1) and (
+            unit := _unit_after(text, m.start(1) + len(m.group(1).split()[0]), lang)) is not None:
+        word, dim, end = unit   # one word between the number and its unit: "7 continuous days"
+        return Value(s, end, text[s:end], "duration", magnitude * _DURATION_DAYS[dim],
+                     "workday" if dim == "workday" else "time")
+    if (counted := _counted_noun(text, e, lang)) is not None:
+        noun, end = counted
+        return Value(s, end, text[s:end], "count", magnitude, noun)
     return Value(s, e, raw, "number", magnitude, "")
+
+
+MAX_COUNTED_WORDS = 2
+MAX_SHORT_UNIT = 3
+
+
+def _counted_noun(text: str, end: int, lang: str) -> tuple[str, int] | None:
+    """(the counted noun, where the count's words end) for a number written before what it
+    counts ("32 octets", "200 Mo", "7 continuous days"): a count's answer is the number with
+    its words, since "200" alone is not what the text says. Up to `MAX_COUNTED_WORDS` words,
+    ending at a function word or punctuation. A capitalised word after a number is a name (a
+    list number before a citation, "18 Ruben ..."), not what is counted, unless it is a short
+    unit symbol ("Mo", "KB")."""
+    stops = lexicon(lang).stopwords | all_stopwords()
+    words: list[re.Match] = []
+    pos = end
+    while len(words) < MAX_COUNTED_WORDS:
+        m = re.compile(r" ([^\W\d_][\w'’-]*)").match(text, pos)
+        if not m:
+            break
+        word = m.group(1)
+        if word.casefold() in stops or (word[0].isupper() and len(word) > MAX_SHORT_UNIT):
+            break
+        words.append(m)
+        pos = m.end()
+    if not words:
+        return None
+    return _POSSESSIVE.sub("", words[0].group(1)).casefold(), words[-1].end()
 
 
 def _word_numbers(text: str, lang: str, free, taken) -> list[Value]:

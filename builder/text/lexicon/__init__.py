@@ -8,6 +8,7 @@ compared by code, retrieval is BM25. What cannot be read from structure is here,
 - `document_refs`: phrases that point at the text instead of naming a subject ("the text");
 - `difference`: phrases that ask by how much two values differ;
 - `percent`: words for "%";
+- `examples`: phrases that mark a worked example or a supposed case ("for example", "suppose");
 - `numbers`: small numbers in words ("five" -> 5);
 - `months`: month names and abbreviations -> 1..12;
 - `units`: duration words -> second | minute | hour | day | workday | week | month | year.
@@ -26,7 +27,7 @@ from importlib import resources
 
 SUPPORTED = ("en", "es", "fr", "de", "pt", "it", "nl", "zh", "ja", "ko")
 FALLBACK = "en"
-KEYS = ("stopwords", "yes", "no", "document_refs", "difference", "percent", "numbers", "months",
+KEYS = ("stopwords", "yes", "no", "document_refs", "difference", "percent", "examples", "numbers", "months",
         "units")
 DURATION_UNITS = ("second", "minute", "hour", "day", "workday", "week", "month", "year")
 
@@ -41,6 +42,7 @@ class Lexicon:
     document_refs: tuple[str, ...]
     difference: tuple[str, ...]
     percent: tuple[str, ...]
+    examples: tuple[str, ...]
     numbers: dict[str, float]
     months: dict[str, int]
     units: dict[str, str]
@@ -66,6 +68,7 @@ def lexicon(code: str | None) -> Lexicon:
         document_refs=tuple(p.casefold() for p in raw["document_refs"]),
         difference=tuple(p.casefold() for p in raw["difference"]),
         percent=tuple(p.casefold() for p in raw["percent"]),
+        examples=tuple(p.casefold() for p in raw["examples"]),
         numbers={k.casefold(): float(v) for k, v in raw["numbers"].items()},
         months={k.casefold(): int(v) for k, v in raw["months"].items()},
         units={k.casefold(): v for k, v in raw["units"].items()},

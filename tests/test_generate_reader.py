@@ -1,0 +1,32 @@
+"""The round trip's code checks before any reader call: a question that fits another sentence,
+stating another answer of the same kind, as well as its own does not tell them apart."""
+
+from __future__ import annotations
+
+from builder.generate.reader import KnowledgeIndex, rival, score_sentences
+
+PLANS = {"id": "p", "document_id": "plans.md", "language": "en", "seq": 0,
+         "text": "# Sync plans\n\n## Standard\n\nFiles of up to 5 MB each are synced to every device.\n\n"
+                 "## Plus\n\nFiles of up to 200 MB each are synced to every device.\n"}
+OTHER = {"id": "o", "document_id": "other.md", "language": "en", "seq": 0,
+         "text": "Support answers questions by email within two working days of receiving them."}
+
+
+def check(question: str, answer: str):
+    kb = KnowledgeIndex([PLANS, OTHER], {"p": "Sync plans", "o": "Support"})
+    return rival(question, answer, "en", score_sentences(question, kb.search(question), kb.titles))
+
+
+def test_a_question_that_drops_what_tells_two_values_apart_has_a_rival():
+    found = check("What is the maximum size of a synced file?", "5 MB")
+    assert found is not None and "200 MB" in found["sentence"]
+
+
+def test_naming_the_subject_its_section_states_removes_the_rival():
+    # one chunk, two sections: the heading right above a sentence is what names its subject
+    assert check("Up to what size are files synced on the Standard plan?", "5 MB") is None
+    assert check("What is the largest file synced on the Plus plan?", "200 MB") is None
+
+
+def test_a_sentence_with_no_value_of_the_answers_kind_is_no_rival():
+    assert check("Within how long does support answer questions by email?", "two working days") is None
