@@ -3,7 +3,7 @@ stating another answer of the same kind, as well as its own does not tell them a
 
 from __future__ import annotations
 
-from builder.generate.reader import KnowledgeIndex, rival, score_sentences
+from builder.generate.reader import KnowledgeIndex, rival, score_sentences, telling_words
 
 PLANS = {"id": "p", "document_id": "plans.md", "language": "en", "seq": 0,
          "text": "# Sync plans\n\n## Standard\n\nFiles of up to 5 MB each are synced to every device.\n\n"
@@ -30,3 +30,15 @@ def test_naming_the_subject_its_section_states_removes_the_rival():
 
 def test_a_sentence_with_no_value_of_the_answers_kind_is_no_rival():
     assert check("Within how long does support answer questions by email?", "two working days") is None
+
+
+def test_a_statement_with_a_close_rival_must_be_asked_with_the_word_that_tells_them_apart():
+    leave = {"id": "l", "document_id": "leave.md", "language": "en", "seq": 0,
+             "text": "Eligible parents can take up to 50 weeks of SPL after the birth of a child.\n\n"
+                     "Eligible parents can take up to 37 weeks of ShPP after the birth of a child.\n"}
+    kb = KnowledgeIndex([leave, OTHER], {"l": "Parental leave", "o": "Support"})
+    first = "Eligible parents can take up to 50 weeks of SPL after the birth of a child."
+    assert telling_words(first, "50 weeks", "en", kb) == ["SPL"]
+    # nothing close states another duration: no word is forced on the question
+    alone = "Support answers questions by email within two working days of receiving them."
+    assert telling_words(alone, "two working days", "en", kb) == []

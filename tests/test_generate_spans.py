@@ -111,3 +111,12 @@ def test_pairs_for_harder_items_are_spread_over_documents():
     bundles = _bundles(spans, find_pairs(spans), {"single_hop": 4, "comparative": 1})
     docs = [a.document_id for a, _ in bundles]
     assert "leave.md" in docs[:2], docs   # the leave pair is not queued behind every table pair
+
+
+def test_a_count_states_what_it_counts_unless_the_question_names_it():
+    (span,) = [s for s in spans_of(chunk("c", "d", "Each attachment may hold at most 200 Mo "
+                                               "of data in the shared folder of a team."))
+               if s.kind == "count"]
+    assert span.answer == "200 Mo"
+    assert span.answer_for("What is the most data one attachment may hold?") == "200 Mo"
+    assert span.answer_for("How many Mo of data may one attachment hold?") == "200"

@@ -88,7 +88,8 @@ class Part:
 
 
 def parts_of(ctx: RunContext, spans: list[Span]) -> list[Part]:
-    by_key = {(s.fact["id"], s.answer): s for s in spans}
+    # an item states its span's answer, or a count's bare number (Span.answer_for)
+    by_key = {(s.fact["id"], a): s for s in spans for a in {s.answer_for(s.answer), s.answer}}
     out = []
     for c in cstore.load_candidates(ctx.store, verdict="passed"):
         if c["type"] != "single_hop" or c.get("duplicate_of"):

@@ -50,11 +50,19 @@ def language_problem(question: str, language: str) -> str | None:
 
 
 def document_ref_problem(question: str, language: str) -> str | None:
+    """The question points at the text ("according to the passage") or at something only the
+    text showed ("this benefit"): it is not standalone."""
     low = f" {question.casefold()} "
+    words = set(re.findall(r"[^\W\d_]+", low))
     for code in {language, "en"}:
-        for phrase in lexicon(code).document_refs:
+        lex = lexicon(code)
+        for phrase in lex.document_refs:
             if phrase in low:
                 return f"points at the text ('{phrase}') instead of naming its subject"
+        for word in lex.demonstratives:
+            # CJK has no spaces between words: a substring; elsewhere a whole word
+            if (word in low) if _CJK.search(word) else (word in words):
+                return f"points at something the text showed ('{word}') instead of naming it"
     return None
 
 

@@ -139,30 +139,35 @@ def _prompts(ctx: RunContext, *names: str) -> dict[str, str]:
     return {n: ctx.prompts[n].version for n in names}
 
 
-async def write_questions(ctx: RunContext, spans: list[Span]) -> None:
+async def write_questions(ctx: RunContext, kb: reader.KnowledgeIndex, spans: list[Span]) -> None:
     """One question call per span; the candidate is stored pending, or failed by the code checks
-    (with the ledger row, in one transaction). A failed call stores nothing: asked again next run."""
+    (with the ledger row, in one transaction). A failed call stores nothing: asked again next run.
+    A span whose statement has close rivals (reader.telling_words) must have its question name
+    what tells it from them: the round trip rejects a question that fits a rival as well."""
     done = cstore.done_keys(ctx.store, STAGE_QUESTION)
 
     async def one(span: Span) -> None:
         key = stable_id(STAGE_QUESTION, span.id, ctx.prompts["question"].version)
         if key in done:
             return
+        mention = span.mention or reader.telling_words(span.statement, span.answer,
+                                                       span.language, kb)
         res = await ctx.call("question", {
             "language": language_name(span.language), "title": span.title or "-",
             "passage": _passage(span), "answer": span.answer, "kind": KIND_NAMES[span.kind],
-            "mention": [{"text": ", ".join(span.mention)}] if span.mention else []},
+            "mention": [{"text": ", ".join(mention)}] if mention else []},
             WrittenQuestion)
         if not res.ok:
             return
         question = clean_question(res.value.question)
+        answer = span.answer_for(question)
         cand = make_candidate(
-            ctype="single_hop", question=question, answer=span.answer,
+            ctype="single_hop", question=question, answer=answer,
             facts=[{**span.fact, "document_id": span.document_id}], language=span.language,
             prompts=_prompts(ctx, "question", "reader"), model=res.model or ctx.model(),
             seed_fact_id=span.fact["id"], document_id=span.document_id, key=span.id)
-        problems = question_problems(question, answer=span.answer, language=span.language,
-                                     statement=span.statement, mention=span.mention,
+        problems = question_problems(question, answer=answer, language=span.language,
+                                     statement=span.statement, mention=mention,
                                      title=span.title)
         if problems:
             cand["verdict"] = "failed"
@@ -259,7 +264,7 @@ async def run_waves(ctx: RunContext, chunks: list[dict], titles: dict[str, str],
     unfinished = [by_id[sid] for sid in (waves[-1].get("spans", []) if waves else [])
                   if sid not in asked and sid in by_id]
     if unfinished:
-        await write_questions(ctx, unfinished)
+        await write_questions(ctx, kb, unfinished)
     await read_pending(ctx, kb, on_verified)
     await compose.compose_from_verified(ctx, kb, spans, plan, on_verified)
     # Small waves are for the embedded model (one request at a time, so small waves show a
@@ -282,7 +287,7 @@ async def run_waves(ctx: RunContext, chunks: list[dict], titles: dict[str, str],
                                  key=stable_id(STAGE_WAVE, index, [s.id for s in batch]),
                                  info={"index": index, "spans": [s.id for s in batch]})
         index += 1
-        await write_questions(ctx, batch)
+        await write_questions(ctx, kb, batch)
         await read_pending(ctx, kb, on_verified)
         await compose.compose_from_verified(ctx, kb, spans, plan, on_verified)
         wave = WAVE if not batched else len(todo)

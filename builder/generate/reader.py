@@ -263,6 +263,42 @@ async def round_trip(ctx, question: str, reference: str, source_chunk: str, lang
                    sentences=len(sentences))
 
 
+RIVAL_SHARE = 0.5   # a sentence this close to the statement (of its score) can take its question
+MAX_TELLING = 1
+
+
+def telling_words(statement: str, answer: str, language: str, kb: KnowledgeIndex) -> list[str]:
+    """Words of the statement that no close rival sentence (or its section) has: what a
+    question must say so that `rival` finds none. The rivals are the sentences most like the
+    statement itself that state another answer of its kind ("50 weeks of SPL" beside "37 weeks
+    of ShPP" -> "SPL"); the rarest telling word in the knowledge base first. Empty when the
+    statement has no rival, or nothing but function words tells them apart."""
+    query = statement.replace(answer, " ")
+    scored = score_sentences(query, kb.search(query, TOP_K), kb.titles)
+    source = next((r for r in scored if r["sentence"] == statement), None)
+    if source is None:
+        return []
+    kinds = {v.kind for v in find_values(answer, language)}
+    rivals = [r for r in scored if r["score"] >= RIVAL_SHARE * source["score"]
+              and not _holds(r["sentence"], answer, language)
+              and (not kinds or any(v.kind in kinds for v in find_values(r["sentence"], language)))]
+    if not rivals:
+        return []
+    theirs = set().union(*(key_terms(r["text"]) for r in rivals[:2]))
+    telling = key_terms(source["text"]) - key_terms(answer) - theirs
+    df = kb.words.df
+    out: list[str] = []
+    # the statement's own words (a section's words may be a link slug); one hyphen at most
+    for word in sorted(set(re.findall(r"(?<![\w-])[^\W\d_]\w+(?:-\w+)?(?![\w-])", statement)),
+                       key=lambda w: (df.get(w.casefold(), 0), w)):
+        if key_terms(word) and key_terms(word) <= telling and word.casefold() not in {
+                o.casefold() for o in out}:
+            out.append(word)
+        if len(out) >= MAX_TELLING:
+            break
+    return out
+
+
 @dataclass
 class Reply:
     """A reader's reply as code reads it: the answer, and the sentence it is words of (""

@@ -79,6 +79,19 @@ class Span:
     def statement(self) -> str:
         return self.fact["text"]
 
+    def answer_for(self, question: str) -> str:
+        """The answer as the item states it. A count keeps the words of what it counts when the
+        question does not name it ("200 Mo" for "What is the size limit of a file?") and is
+        the bare number when it does ("8" for "How many face to face sessions ...?"): the
+        words would repeat the question, and cut at a function word they read half a phrase."""
+        if self.kind != "count" or self.value is None:
+            return self.answer
+        m = re.match(r"(.*?\d)\s+([^\W\d_]+)", self.answer)
+        if not m:
+            return self.answer
+        asked = set(re.findall(r"[^\W\d_]+", question.casefold()))
+        return m.group(1) if m.group(2).casefold() in asked else self.answer
+
 
 def prose_like(text: str, language: str) -> bool:
     """Whether `text` reads as a sentence of its language: a share of function words. Lists of

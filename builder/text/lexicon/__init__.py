@@ -8,6 +8,7 @@ compared by code, retrieval is BM25. What cannot be read from structure is here,
 - `document_refs`: phrases that point at the text instead of naming a subject ("the text");
 - `difference`: phrases that ask by how much two values differ;
 - `percent`: words for "%";
+- `demonstratives`: determiners that point at what the reader was shown ("this benefit");
 - `examples`: phrases that mark a worked example or a supposed case ("for example", "suppose");
 - `numbers`: small numbers in words ("five" -> 5);
 - `months`: month names and abbreviations -> 1..12;
@@ -27,7 +28,8 @@ from importlib import resources
 
 SUPPORTED = ("en", "es", "fr", "de", "pt", "it", "nl", "zh", "ja", "ko")
 FALLBACK = "en"
-KEYS = ("stopwords", "yes", "no", "document_refs", "difference", "percent", "examples", "numbers", "months",
+KEYS = ("stopwords", "yes", "no", "document_refs", "difference", "percent", "examples", "demonstratives",
+        "numbers", "months",
         "units")
 DURATION_UNITS = ("second", "minute", "hour", "day", "workday", "week", "month", "year")
 
@@ -43,6 +45,7 @@ class Lexicon:
     difference: tuple[str, ...]
     percent: tuple[str, ...]
     examples: tuple[str, ...]
+    demonstratives: frozenset[str]
     numbers: dict[str, float]
     months: dict[str, int]
     units: dict[str, str]
@@ -69,6 +72,7 @@ def lexicon(code: str | None) -> Lexicon:
         difference=tuple(p.casefold() for p in raw["difference"]),
         percent=tuple(p.casefold() for p in raw["percent"]),
         examples=tuple(p.casefold() for p in raw["examples"]),
+        demonstratives=frozenset(p.casefold() for p in raw["demonstratives"]),
         numbers={k.casefold(): float(v) for k, v in raw["numbers"].items()},
         months={k.casefold(): int(v) for k, v in raw["months"].items()},
         units={k.casefold(): v for k, v in raw["units"].items()},
