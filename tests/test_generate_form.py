@@ -34,3 +34,11 @@ def test_a_standalone_question_is_not_refused(question, language):
 def test_every_language_names_its_demonstratives_and_example_cues():
     for code in SUPPORTED:
         assert lexicon(code).demonstratives and lexicon(code).examples, code
+
+
+def test_a_mention_may_be_inflected_but_not_replaced():
+    from builder.generate.form import mention_problem
+    assert mention_problem("Quel est le tarif des chargés de déploiement juniors ?",
+                           ["Chargé de déploiement"]) is None
+    assert mention_problem("Quel est le salaire de l'observateur junior ?", ["Développeur"])
+    assert mention_problem("How many days trigger a formal meeting?", ["informal"])

@@ -106,8 +106,24 @@ def copy_problem(question: str, statement: str) -> str | None:
 
 
 def mention_problem(question: str, mention: list[str]) -> str | None:
-    missing = [m for m in mention if not contains(question, m)]
+    """A mention counts when each of its content words is in the question, inflected or not
+    ("chargés de déploiement" names "Chargé de déploiement")."""
+    missing = [m for m in mention if not (contains(question, m) or _names_words(question, m))]
     return f"does not name {missing[0]!r}" if missing else None
+
+
+def _names_words(question: str, phrase: str) -> bool:
+    asked = [t for t in tokens(question)]
+    words = [t for t in tokens(phrase) if key_terms(t)]
+    return bool(words) and all(any(_same_word(w, t) for t in asked) for w in words)
+
+
+def _same_word(a: str, b: str) -> bool:
+    """One word, inflected: equal, or sharing all but a short ending (at least 4 letters)."""
+    if a == b:
+        return True
+    k = max(4, min(len(a), len(b)) - 2)
+    return len(a) >= 4 and len(b) >= 4 and a[:k] == b[:k] and abs(len(a) - len(b)) <= 3
 
 
 def heading_problem(question: str, title: str) -> str | None:
