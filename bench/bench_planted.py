@@ -25,8 +25,8 @@ sys.path.insert(0, str(ROOT))
 
 
 def main() -> None:
-    from builder.generate import reader
     from builder.generate.context import RunContext
+    from builder.generate.knowledge import KnowledgeIndex
     from builder.generate.models import GenerateOptions
     from builder.generate.pipeline import judge_question
     from builder.llm.settings import LLMSettings
@@ -44,7 +44,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         store = build(Path(tmp) / "planted.db")
         chunks = list_chunks(store)
-        kb = reader.KnowledgeIndex(chunks, {c["id"]: c["title"] for c in chunks})
+        kb = KnowledgeIndex(chunks, {c["id"]: c["title"] for c in chunks})
         bad, right = planted_single(store), good_single(store)
         with open_llm(store, settings, job="bench-planted") as llm:
             ctx = RunContext.create(store, llm, GenerateOptions())

@@ -9,9 +9,10 @@ import asyncio
 
 import pytest
 
-from builder.generate import compose, reader
+from builder.generate import compose
 from builder.generate.compose import Part
 from builder.generate.context import RunContext
+from builder.generate.knowledge import KnowledgeIndex
 from builder.generate.models import GenerateOptions
 from builder.generate.pipeline import judge_question
 from builder.store.documents import list_chunks
@@ -27,7 +28,7 @@ def _ctx(store, respond):
 
 def _kb(store):
     chunks = list_chunks(store)
-    return reader.KnowledgeIndex(chunks, {c["id"]: c["title"] for c in chunks})
+    return KnowledgeIndex(chunks, {c["id"]: c["title"] for c in chunks})
 
 
 def test_every_planted_single_hop_item_is_rejected_by_its_check(tmp_path):

@@ -3,7 +3,8 @@ stating another answer of the same kind, as well as its own does not tell them a
 
 from __future__ import annotations
 
-from builder.generate.reader import KnowledgeIndex, rival, score_sentences, telling_words
+from builder.generate.knowledge import KnowledgeIndex, score_sentences
+from builder.generate.rivals import rival, telling_words
 
 PLANS = {"id": "p", "document_id": "plans.md", "language": "en", "seq": 0,
          "text": "# Sync plans\n\n## Standard\n\nFiles of up to 5 MB each are synced to every device.\n\n"

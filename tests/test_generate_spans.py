@@ -4,9 +4,10 @@ taken for names, and the rare words an unanswerable swap replaces."""
 
 from __future__ import annotations
 
-from builder.generate.compose import KbWords, Part, near_spelling, topic_words
-from builder.generate.pipeline import plan_spans
-from builder.generate.spans import Span, common_names, find_value_pairs, spans_of_chunk
+from builder.generate.answers import Span, find_value_pairs
+from builder.generate.compose import Part, near_spelling, topic_words
+from builder.generate.knowledge import KbWords
+from builder.generate.spans import common_names, plan_spans, spans_of_chunk
 from builder.text.values import find_values
 
 
@@ -103,11 +104,11 @@ def test_a_worked_example_gives_no_answer_in_any_language():
 
 
 def test_pairs_for_harder_items_are_spread_over_documents():
-    from builder.generate.pipeline import _bundles
+    from builder.generate.spans import _bundles
     table = chunk("t", "plans.md", "| Plan | Price | Storage |\n|---|---|---|\n"
                   + "\n".join(f"| P{i} | ${10 * i} | {i} GB |" for i in range(1, 9)) + "\n")
     spans = spans_of(table, LEAVE)
-    from builder.generate.spans import find_pairs
+    from builder.generate.answers import find_pairs
     bundles = _bundles(spans, find_pairs(spans), {"single_hop": 4, "comparative": 1})
     docs = [a.document_id for a, _ in bundles]
     assert "leave.md" in docs[:2], docs   # the leave pair is not queued behind every table pair

@@ -47,7 +47,7 @@ def test_magnitudes_and_comparability():
 
 
 def test_bm25_ranks_the_matching_text_first_in_any_script():
-    from builder.generate.reader import search_terms
+    from builder.generate.knowledge import search_terms
     texts = ["Returns are accepted within 30 days.", "Shipping takes 5 days.",
              "标准配送需要5天送达。", "退货政策：30天内可退货。"]
     index = BM25(texts, search_terms)

@@ -11,7 +11,7 @@ or copied by code:
   the same one;
 - reasoning: the same pairs; the question asks for the difference, the answer is code's
   subtraction; the question must name both things and ask for a difference (lexicon cue);
-- ambiguous: two verified *parallel* items (spans.find_pairs: one frame, two labels); the model
+- ambiguous: two verified *parallel* items (answers.find_pairs: one frame, two labels); the model
   drops the label; the answer lists both readings, by code;
 - multi_hop: item A answers a name that item B's question holds, in another chunk; the model
   replaces the name in B's question by A's description of it; the answer is B's; the name must
@@ -35,11 +35,11 @@ from builder.text.lexicon import lexicon
 from builder.text.values import Value, comparable, find_values, magnitudes
 
 from builder.generate import reader
-from builder.generate.reader import KbWords
+from builder.generate.answers import Span, find_pairs, find_value_pairs
 from builder.generate.candidate import clean_question, stable_id
 from builder.generate.context import RunContext, run_units
 from builder.generate.form import contains, document_ref_problem, language_problem, shape_problem
-from builder.generate.spans import Span, find_pairs, find_value_pairs
+from builder.generate.knowledge import TOP_K, KbWords, KnowledgeIndex, pick_sentences
 from builder.generate.terms import key_terms
 
 COMPOSED = ("comparative", "reasoning", "ambiguous", "multi_hop", "unanswerable")
@@ -159,7 +159,7 @@ def _similarity(a: Part, b: Part) -> float:
 
 def value_pairs(parts: list[Part], spans: list[Span] | None = None) -> list[tuple[Part, Part]]:
     """Pairs of items with comparable, different values from different statements: first the
-    pairs planned from the spans (parallel spans, related values: spans.find_value_pairs), then
+    pairs planned from the spans (parallel spans, related values: answers.find_value_pairs), then
     any two items whose questions are alike (a comparison of two leave durations, not of a leave
     and a deadline)."""
     by_span = {p.span.id: p for p in parts if p.span}
@@ -424,7 +424,7 @@ async def ambiguous(ctx: RunContext, a: Part, b: Part) -> dict | None:
     return _decide(row, checks)
 
 
-async def multi_hop(ctx: RunContext, a: Part, b: Part, kb: reader.KnowledgeIndex) -> dict | None:
+async def multi_hop(ctx: RunContext, a: Part, b: Part, kb: KnowledgeIndex) -> dict | None:
     res = await ctx.call("compose_multi_hop", {
         "question1": a.question, "name": a.answer, "question2": b.question,
         "answer2": b.answer}, Rewritten)
@@ -451,7 +451,7 @@ async def multi_hop(ctx: RunContext, a: Part, b: Part, kb: reader.KnowledgeIndex
 
 
 async def unanswerable(ctx: RunContext, p: Part, name: str,
-                       kb: reader.KnowledgeIndex) -> dict | None:
+                       kb: KnowledgeIndex) -> dict | None:
     others = [n for n in names_in(p) if n != name] or ["-"]
     sentence = p.span.statement if p.span else p.cand["evidence"][0]["quote"]
     res = await ctx.call("compose_unanswerable", {"sentence": sentence, "question": p.question,
@@ -472,8 +472,8 @@ async def unanswerable(ctx: RunContext, p: Part, name: str,
               ("absent", None if sibling and sibling.casefold() not in kb.text
                else f"the knowledge base mentions {sibling!r}")]
     if all(pr is None for _, pr in checks):
-        hits = kb.search(q, reader.TOP_K)
-        sentences = reader.pick_sentences(q, hits, kb.titles)
+        hits = kb.search(q, TOP_K)
+        sentences = pick_sentences(q, hits, kb.titles)
         got = await reader.ask(ctx, q, sentences) if sentences else reader.Reply("")
         # an answer read from a sentence about the replaced name answers that name, not the
         # sibling (a small reader overlooks the swap); one from any other sentence may be a
@@ -491,7 +491,7 @@ def _refusal(ctx: RunContext, language: str) -> str:
 
 # ------------------------------------------------------------------ the stage
 
-async def compose_from_verified(ctx: RunContext, kb: reader.KnowledgeIndex, spans: list[Span],
+async def compose_from_verified(ctx: RunContext, kb: KnowledgeIndex, spans: list[Span],
                                 plan: dict[str, int], on_verified=None) -> None:
     """Compose what the targets still miss from the verified items there are now; each unit
     (kind + parts) is done once, committed with its ledger row."""

@@ -1,4 +1,4 @@
-"""Stage 6: duplicates over the whole candidate pool (all runs), by code only.
+"""Stage 5: duplicates over the whole candidate pool (all runs), by code only.
 
 1. Exact: questions equal after normalisation (NFKC, casefold, letters/digits/CJK only).
 2. Near: MinHash over character 5-gram shingles of the normalised question (one 64-bit blake2b

@@ -1,4 +1,4 @@
-"""Stage 7: difficulty from measured signals, never from a model's self-rating.
+"""Stage 5: difficulty from measured signals, never from a model's self-rating.
 
 Signals stored in `difficulty_signals`:
 - `hops`: distinct chunks the answer needs;

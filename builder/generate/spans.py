@@ -15,36 +15,36 @@ A span is kept only when the question can be unambiguous and worth asking:
 - a name is rare in the knowledge base (in at most `MAX_NAME_SHARE` of the chunks): the
   product's own name is an answer to everything.
 
-`plan_spans` also finds what harder items are built from (compose.py): *parallel* spans -- the
+`plan_spans` orders every accepted span for asking, and puts side by side the two halves of
+what harder items are built from (compose.py), found by answers.py: *parallel* spans -- the
 same statement frame about two different subjects (two table rows of one column, two rubric
-levels, two plans), labelled by what tells them apart -- and *bridges*: a name answered in one
-chunk and mentioned next to a value in another.
+levels, two plans), labelled by what tells them apart -- related values, and *bridges*: a name
+answered in one chunk and mentioned next to a value in another.
 
 Deterministic: the same chunks give the same spans, ids and order.
 """
 
 from __future__ import annotations
 
-import difflib
+import random
 import re
 from collections import Counter, defaultdict
-from dataclasses import dataclass, field
 from functools import lru_cache
 
 from builder.text.lexicon import lexicon
 from builder.text.markdown import plain, step_at
-from builder.text.values import Value, comparable, find_values
+from builder.text.values import Value, find_values
 
+from builder.generate.answers import VALUE_KINDS, Span, find_bridges, find_pairs, find_value_pairs
 from builder.generate.candidate import stable_id
 from builder.generate.statements import extract_statements
-from builder.generate.terms import key_terms, tokens
+from builder.generate.terms import key_terms
 
 MIN_REST_TERMS = 3
 MAX_NAME_SHARE = 0.08
 MIN_STOPWORD_SHARE = 0.12   # share of a Latin-script statement's words that are function words
 MIN_WORDS, MAX_WORDS = 5, 45
 MAX_ANSWER_WORDS = 8
-VALUE_KINDS = ("amount", "percent", "duration", "date", "quantity", "year", "count")
 PRIORITY = {"amount": 0, "percent": 0, "duration": 0, "date": 0, "quantity": 0, "cell": 1,
             "year": 2, "count": 2, "name": 3}
 
@@ -56,41 +56,7 @@ _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 # write them; the value is an answer, the label and the section name the question's subject
 _LABELLED = re.compile(r"^\s*(?:\*\*|__)(?P<label>[^*_\n]{1,40})(?:\*\*|__)\s*[:：—–-]\s*(?P<value>.+)$")
 MAX_LABELLED_WORDS = 10
-
-
-@dataclass
-class Span:
-    """An answer code chose, with what the question writer and the checks need."""
-
-    id: str
-    fact: dict                      # the statement (statements.py row)
-    chunk_id: str
-    document_id: str
-    language: str
-    title: str                      # "Document > Section": what names the subject
-    answer: str
-    kind: str                       # a value kind, "cell" or "name"
-    value: Value | None = None
-    label: str | None = None        # what tells this span from its parallel ones
-    mention: list[str] = field(default_factory=list)  # words the question must contain
-    priority: int = 3
-
-    @property
-    def statement(self) -> str:
-        return self.fact["text"]
-
-    def answer_for(self, question: str) -> str:
-        """The answer as the item states it. A count keeps the words of what it counts when the
-        question does not name it ("200 Mo" for "What is the size limit of a file?") and is
-        the bare number when it does ("8" for "How many face to face sessions ...?"): the
-        words would repeat the question, and cut at a function word they read half a phrase."""
-        if self.kind != "count" or self.value is None:
-            return self.answer
-        m = re.match(r"(.*?\d)\s+([^\W\d_]+)", self.answer)
-        if not m:
-            return self.answer
-        asked = set(re.findall(r"[^\W\d_]+", question.casefold()))
-        return m.group(1) if m.group(2).casefold() in asked else self.answer
+BUNDLES_PER_ITEM = 3   # span pairs asked early per wanted composed item
 
 
 def prose_like(text: str, language: str) -> bool:
@@ -222,213 +188,87 @@ def common_names(spans: list[Span], n_chunks: int, chunk_texts: dict[str, str]) 
     return {n for n, c in counts.items() if c > limit} | written_lower
 
 
-# ------------------------------------------------------------------ parallel spans and bridges
-
-@dataclass
-class Pair:
-    """Two spans with the same frame about different subjects (`a.label` vs `b.label`)."""
-
-    a: Span
-    b: Span
-
-    @property
-    def key(self) -> str:
-        return stable_id("pair", self.a.id, self.b.id)
-
-    @property
-    def comparable(self) -> bool:
-        """Both values are of one kind and unit, or two numbers of one table column."""
-        a, b = self.a.value, self.b.value
-        if a is None or b is None or a.magnitude == b.magnitude:
-            return False
-        same_column = self.a.kind == self.b.kind == "cell" and a.kind == b.kind
-        return comparable(a, b) or same_column
-
-
-@dataclass
-class Bridge:
-    """`first` answers a name; `second`'s statement mentions it next to its own answer."""
-
-    first: Span
-    second: Span
-    name: str
-
-    @property
-    def key(self) -> str:
-        return stable_id("bridge", self.first.id, self.second.id)
-
-
-def _frame(span: Span) -> list[str]:
-    return tokens(span.statement.replace(span.answer, " \x00 "))
-
-
-def _label_from_diff(a: list[str], b: list[str]) -> tuple[str, str] | None:
-    """The one segment two token lists differ by (1-4 tokens each side), or None."""
-    ops = [op for op in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes()
-           if op[0] != "equal"]
-    if len(ops) != 1:
-        return None
-    _, i1, i2, j1, j2 = ops[0]
-    if not (1 <= i2 - i1 <= 4 and 1 <= j2 - j1 <= 4):
-        return None
-    return " ".join(a[i1:i2]), " ".join(b[j1:j2])
-
-
-def _surface(statement: str, label_tokens: str) -> str | None:
-    """The label as written in the statement (case and accents kept), from its tokens."""
-    words = label_tokens.split()
-    if not words:
-        return None
-    pattern = r"\W+".join(re.escape(w) for w in words)
-    m = re.search(pattern, statement, re.I)
-    return m.group(0) if m else None
-
-
-def _heading_labels(a: Span, b: Span) -> tuple[str, str] | None:
-    pa, pb = a.title.split(" > "), b.title.split(" > ")
-    if len(pa) != len(pb) or pa == pb:
-        return None
-    diff = [(x, y) for x, y in zip(pa, pb) if x != y]
-    return diff[-1] if len(diff) == 1 else None
-
-
-def find_pairs(spans: list[Span], limit: int = 400) -> list[Pair]:
-    """Parallel spans: table cells of one column in different rows, and statements whose
-    frames (the statement with its answer as a slot) differ by one short segment -- the label --
-    or not at all, the label then being the one heading they differ by. Each span is in at most
-    one pair, best (most similar) first."""
-    pairs: list[Pair] = []
-    used: set[str] = set()
-    # table columns
-    by_column: dict[tuple, list[Span]] = defaultdict(list)
+def plan_spans(chunks: list[dict], titles: dict[str, str], seed: int,
+               plan: dict[str, int] | None = None) -> list[Span]:
+    """Every accepted span, ordered for asking: best kind first within each document, documents
+    taken in turn (seeded order), so the first waves cover the knowledge base. When the plan
+    wants harder items, the two halves of what they are built from -- parallel spans, related
+    values, bridges -- are asked side by side early (a bundle, then a single span, in turn):
+    a composed item needs both halves verified, which a run that asks them far apart rarely gets."""
+    spans: list[Span] = []
+    for c in chunks:
+        spans.extend(spans_of_chunk(c, titles[c["id"]]))
+    common = common_names(spans, len(chunks), {c["id"]: c["text"] for c in chunks})
+    spans = [s for s in spans if not (s.kind == "name" and s.answer.casefold() in common)]
+    parallel = find_pairs(spans)  # labels parallel spans, so their questions name what tells them apart
+    by_doc: dict[str, list[Span]] = defaultdict(list)
     for s in spans:
-        cell = s.fact.get("cell")
-        if s.kind != "name" and cell and cell.get("attribute"):
-            by_column[(s.chunk_id, cell["attribute"].casefold())].append(s)
-    for group in by_column.values():
-        group = [s for s in group if s.label]
-        for a, b in zip(group[::2], group[1::2]):
-            if a.label.casefold() != b.label.casefold() and a.answer.casefold() != b.answer.casefold():
-                pairs.append(Pair(a, b))
-                used.update((a.id, b.id))
-    # statement frames
-    frames = {s.id: _frame(s) for s in spans if s.kind != "name" and not s.fact.get("cell")}
-    by_id = {s.id: s for s in spans}
-    postings: dict[str, list[str]] = defaultdict(list)
-    for sid, frame in frames.items():
-        for t in set(frame):
-            if t != "\x00":
-                postings[t].append(sid)
-    for sid, frame in frames.items():
-        if sid in used or len(pairs) >= limit:
-            continue
-        a = by_id[sid]
-        shared: Counter = Counter()
-        for t in set(frame):
-            if len(postings.get(t, ())) <= 50:
-                shared.update(postings.get(t, ()))
-        best = None
-        for other, n in shared.most_common(10):
-            if other == sid or other in used:
-                continue
-            b = by_id[other]
-            if b.kind != a.kind or b.fact["id"] == a.fact["id"] \
-                    or b.answer.casefold() == a.answer.casefold():
-                continue
-            if n < 0.6 * max(len(set(frame)), len(set(frames[other]))):
-                continue
-            diff = _label_from_diff(frame, frames[other])
-            labels = None
-            if diff:
-                la, lb = _surface(a.statement, diff[0]), _surface(b.statement, diff[1])
-                labels = (la, lb) if la and lb else None
-            elif frame == frames[other]:
-                labels = _heading_labels(a, b)
-            if labels and labels[0].casefold() != labels[1].casefold():
-                best = (b, labels)
+        by_doc[s.document_id].append(s)
+    rng = random.Random(seed)
+    docs = sorted(by_doc)
+    rng.shuffle(docs)
+    for d in docs:
+        group = by_doc[d]
+        rng.shuffle(group)
+        group.sort(key=lambda s: s.priority)
+        # one span per statement first: several values of one sentence make similar questions
+        seen: set[str] = set()
+        first = [s for s in group if not (s.fact["id"] in seen or seen.add(s.fact["id"]))]
+        rest = [s for s in group if s not in first]
+        by_doc[d] = first + rest
+    singles: list[Span] = []
+    while any(by_doc[d] for d in docs):
+        for d in docs:
+            if by_doc[d]:
+                singles.append(by_doc[d].pop(0))
+    bundles = _bundles(spans, parallel, plan or {})
+    if not bundles:
+        return singles
+    ordered: list[Span] = []
+    placed: set[str] = set()
+    rest = iter(singles)
+    for bundle in bundles:
+        for s in bundle:
+            if s.id not in placed:
+                ordered.append(s)
+                placed.add(s.id)
+        for s in rest:
+            if s.id not in placed:
+                ordered.append(s)
+                placed.add(s.id)
                 break
-        if best:
-            b, (la, lb) = best
-            a.label, b.label = la, lb
-            a.mention, b.mention = [la], [lb]
-            pairs.append(Pair(a, b))
-            used.update((a.id, b.id))
-    return pairs
+    ordered.extend(s for s in singles if s.id not in placed)
+    return ordered
 
 
-MIN_PAIR_RELATED = 0.15   # Jaccard of two statements' content terms (values left out)
-NEAR = 4                  # words each side of a value that say what it measures
-
-
-def _near_terms(span: Span) -> set[str]:
-    at = span.statement.find(span.answer)
-    if at < 0:
-        return set()
-    before = tokens(span.statement[:at])[-NEAR:]
-    after = tokens(span.statement[at + len(span.answer):])[:NEAR]
-    return key_terms(" ".join(before + after))
-
-
-def find_value_pairs(spans: list[Span], taken: set[str] = frozenset(), limit: int = 200) -> list[Pair]:
-    """Comparable values about related things: two value spans of one document, one kind and
-    one unit, in different statements that share content terms or a section ("26 weeks" of
-    maternity leave, "2 weeks" of paternity leave). What a comparative or a difference item is
-    built from, found before any question is asked so that both halves are asked together.
-    Each span in at most one pair (none of `taken`), most related first."""
-    groups: dict[tuple, list[Span]] = defaultdict(list)
-    for s in spans:
-        if s.value is not None and s.kind in VALUE_KINDS and s.id not in taken:
-            groups[(s.document_id, s.value.kind, s.value.unit)].append(s)
-    scored: list[tuple[float, str, str, Span, Span]] = []
-    for group in groups.values():
-        terms = {s.id: key_terms(s.statement.replace(s.answer, " ")) for s in group}
-        near = {s.id: _near_terms(s) for s in group}
-        for i, a in enumerate(group):
-            for b in group[i + 1:]:
-                if a.fact["id"] == b.fact["id"] or a.value.magnitude == b.value.magnitude:
-                    continue
-                if not near[a.id] & near[b.id]:  # what each value measures: one word in common
-                    continue
-                ta, tb = terms[a.id], terms[b.id]
-                related = len(ta & tb) / max(1, len(ta | tb)) + (0.2 if a.title == b.title else 0)
-                if related >= MIN_PAIR_RELATED:
-                    scored.append((-related, a.id, b.id, a, b))
-    scored.sort(key=lambda x: x[:3])
-    used: set[str] = set()
-    out: list[Pair] = []
-    for _, _, _, a, b in scored:
-        if a.id in used or b.id in used:
-            continue
-        out.append(Pair(a, b))
-        used.update((a.id, b.id))
-        if len(out) >= limit:
-            break
+def _bundles(spans: list[Span], parallel: list, plan: dict[str, int]) -> list[tuple[Span, Span]]:
+    """The span pairs harder items of the plan are built from, a few per wanted item (both
+    halves must pass their own round trips), kinds taken in turn."""
+    from_pairs = sum(plan.get(k, 0) for k in ("comparative", "reasoning", "ambiguous"))
+    lists: list[list[tuple[Span, Span]]] = []
+    if from_pairs:
+        taken = {s.id for p in parallel for s in (p.a, p.b)}
+        # parallel spans that are comparable values first (they serve every pair kind)
+        pairs = [(p.a, p.b) for p in parallel if p.comparable] + [
+            (p.a, p.b) for p in find_value_pairs(spans, taken)]
+        lists.append(_spread(pairs)[: BUNDLES_PER_ITEM * from_pairs])
+    if plan.get("multi_hop", 0):
+        lists.append(_spread([(b.first, b.second) for b in find_bridges(spans)])
+                     [: BUNDLES_PER_ITEM * plan["multi_hop"]])
+    out: list[tuple[Span, Span]] = []
+    for i in range(max((len(x) for x in lists), default=0)):
+        out.extend(x[i] for x in lists if i < len(x))
     return out
 
 
-def find_bridges(spans: list[Span], limit: int = 100) -> list[Bridge]:
-    """A name span of one chunk whose name another chunk's statement mentions beside a value
-    span of its own (another document first)."""
-    values_by_doc_text: list[Span] = [s for s in spans if s.kind in VALUE_KINDS or s.kind == "cell"]
-    out: list[Bridge] = []
-    seen: set[str] = set()
-    for first in spans:
-        if first.kind != "name" or len(out) >= limit:
-            continue
-        name = first.answer.casefold()
-        if len(name) < 3:
-            continue
-        best = None
-        for second in values_by_doc_text:
-            if second.chunk_id == first.chunk_id or second.id in seen:
-                continue
-            if name not in second.statement.casefold() or name in second.answer.casefold():
-                continue
-            rank = (second.document_id == first.document_id, second.priority)
-            if best is None or rank < best[0]:
-                best = (rank, second)
-        if best:
-            second = best[1]
-            seen.add(second.id)
-            out.append(Bridge(first, second, first.answer))
+def _spread(pairs: list[tuple[Span, Span]]) -> list[tuple[Span, Span]]:
+    """`pairs` with their documents taken in turn, each document's own order kept: one table
+    of twenty parallel rows must not fill every harder item of a run."""
+    by_doc: dict[str, list[tuple[Span, Span]]] = defaultdict(list)
+    for pair in pairs:
+        by_doc[pair[0].document_id].append(pair)
+    out: list[tuple[Span, Span]] = []
+    queues = list(by_doc.values())
+    for i in range(max((len(q) for q in queues), default=0)):
+        out.extend(q[i] for q in queues if i < len(q))
     return out

@@ -1,9 +1,9 @@
-"""Stage 2 without an LLM: a chunk's atomic statements, cut out of its text by code.
+"""A chunk's atomic statements, cut out of its text by code: the material the stages read.
 
 "Code builds the structure, the LLM writes the words": sentences, list items and table cells
 are already atomic statements, and cutting them out by code gives exact spans, no invented
-values and no model call. The rows have exactly the shape `facts.ground_facts` produces, so
-every later stage consumes them unchanged.
+values and no model call. Not a stage: the spans stage chooses answers in these rows, and the
+knowledge index (knowledge.py) shows the reader these sentences; both consume them unchanged.
 
 Guarantees, for every row of `extract_statements(chunk)`:
 - `chunk["text"][evidence_start:evidence_end] == evidence` (verbatim, Markdown included);
@@ -33,8 +33,7 @@ What becomes a statement:
 Entities: capitalised phrases and short bold phrases (no digits), without leading common
 words ("The Denver store" -> "Denver"); a lone capitalised word that starts the statement is
 kept only when the chunk also writes it capitalised mid-sentence ("Refunds go back ..." gives
-none). Words whose key terms are stopwords ("US", "S") cannot be entities (material.py
-ignores them anyway).
+none). Words whose key terms are stopwords ("US", "S") cannot be entities.
 """
 
 from __future__ import annotations
@@ -71,7 +70,7 @@ _SEMICOLON = re.compile(r";(?=\s)")
 _BOLD = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1")
 
 # -- entities --------------------------------------------------------------------------------
-# Like facts._NAME, but Latin letters only, so a name never swallows the CJK text it touches.
+# Capitalised phrases, Latin letters only, so a name never swallows the CJK text it touches.
 _WORD = r"[A-Z][A-Za-z0-9\u00c0-\u024f-]*"
 _NAME = re.compile(rf"(?<![\w-]){_WORD}(?:[ \t]+(?:{_WORD}|\d+\b))*")
 # Capitalised only because they start a sentence, or calendar words (dates are not entities).
@@ -89,7 +88,7 @@ _EMPTY_CELLS = frozenset({"", "—", "–", "-", "n/a", "na", "none given"})
 
 
 def extract_statements(chunk: dict) -> list[dict]:
-    """Fact rows (same keys as `facts.ground_facts`) for the statements of one chunk."""
+    """Fact rows for the statements of one chunk, in document order (guarantees: module doc)."""
     return extract_statements_counted(chunk)[0]
 
 

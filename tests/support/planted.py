@@ -13,7 +13,8 @@ it gives from that sentence).
 
 from __future__ import annotations
 
-from builder.generate.spans import Span, spans_of_chunk
+from builder.generate.answers import Span
+from builder.generate.spans import spans_of_chunk
 from builder.store import Store
 from builder.store.documents import list_chunks
 from tests.support.rows import chunk_row, document_row, insert_rows

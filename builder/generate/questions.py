@@ -1,0 +1,78 @@
+"""Stage 2: a question written for each span, then checked by code before any model reads it.
+
+The model writes one question per span (`question.prompt`), in the span's language, its answer
+given; code then checks the question's form (form.py). A span whose statement has close rivals
+(rivals.telling_words) must have its question name what tells it from them. Each candidate is
+stored `pending` (the round trip reads it next) or `failed` with the form's reasons, in one
+transaction with its ledger row; a failed call stores nothing and is asked again next run.
+"""
+
+from __future__ import annotations
+
+from builder.store import candidates as cstore
+from builder.text.language import language_name
+
+from builder.generate.answers import Span
+from builder.generate.candidate import clean_question, make_candidate, stable_id
+from builder.generate.context import RunContext, run_units
+from builder.generate.form import question_problems
+from builder.generate.knowledge import KnowledgeIndex
+from builder.generate.models import WrittenQuestion
+from builder.generate.rivals import telling_words
+
+# How the question writer is told what kind of answer to ask for (the prompt is in English).
+KIND_NAMES = {"amount": "an amount of money", "percent": "a percentage", "duration": "a duration",
+              "date": "a date", "year": "a year", "quantity": "a quantity with its unit",
+              "count": "a number of things", "cell": "a value from a table",
+              "name": "a name"}
+STAGE_QUESTION = "question"
+
+
+def _prompts(ctx: RunContext, *names: str) -> dict[str, str]:
+    return {n: ctx.prompts[n].version for n in names}
+
+
+async def write_questions(ctx: RunContext, kb: KnowledgeIndex, spans: list[Span]) -> None:
+    """One question call per span; the candidate is stored pending, or failed by the code checks
+    (with the ledger row, in one transaction). A failed call stores nothing: asked again next run.
+    A span whose statement has close rivals (rivals.telling_words) must have its question name
+    what tells it from them: the round trip rejects a question that fits a rival as well."""
+    done = cstore.done_keys(ctx.store, STAGE_QUESTION)
+
+    async def one(span: Span) -> None:
+        key = stable_id(STAGE_QUESTION, span.id, ctx.prompts["question"].version)
+        if key in done:
+            return
+        mention = span.mention or telling_words(span.statement, span.answer, span.language, kb)
+        res = await ctx.call("question", {
+            "language": language_name(span.language), "title": span.title or "-",
+            "passage": _passage(span), "answer": span.answer, "kind": KIND_NAMES[span.kind],
+            "mention": [{"text": ", ".join(mention)}] if mention else []},
+            WrittenQuestion)
+        if not res.ok:
+            return
+        question = clean_question(res.value.question)
+        answer = span.answer_for(question)
+        cand = make_candidate(
+            ctype="single_hop", question=question, answer=answer,
+            facts=[{**span.fact, "document_id": span.document_id}], language=span.language,
+            prompts=_prompts(ctx, "question", "reader"), model=res.model or ctx.model(),
+            seed_fact_id=span.fact["id"], document_id=span.document_id, key=span.id)
+        problems = question_problems(question, answer=answer, language=span.language,
+                                     statement=span.statement, mention=mention,
+                                     title=span.title)
+        if problems:
+            cand["verdict"] = "failed"
+            cand["rejection_reasons"] = [f"form: {p}" for p in problems]
+            cand["verification"] = [{"check": "form", "passed": False, "reason": p,
+                                     "source": "code"} for p in problems]
+        cstore.record_candidates(ctx.store, [cand], stage=STAGE_QUESTION, key=key,
+                                 info={"span": span.id, "candidate_id": cand["id"]})
+
+    await run_units(ctx, "questions", spans, one)
+
+
+def _passage(span: Span) -> str:
+    """What the question writer reads: the span's statement (a list item's opens with the
+    lead-in of its list, statements.py), nothing of the sentences around it."""
+    return span.statement
