@@ -55,6 +55,8 @@ def test_values_written_differently_are_found(answer, context):
     ("Die Lieferung dauert elf Tage.", "Die Lieferung dauert 14 Tage.", "elf"),
     ("Die Strecke ist 5 Meilen lang.", "Die Strecke ist 5 Kilometer lang.", "5 meilen"),
     ("El reembolso tarda once días.", "El reembolso tarda 12 días.", "once"),
+    ("Sie haben für die Feier drei Dutzend Eier gekauft.", "Sie haben für die Feier 30 Eier gekauft.",
+     "drei Dutzend"),
 ])
 def test_a_value_found_in_no_context_is_unsupported_by_code(answer, context, missing):
     (check,) = check_answer(answer, [context])

@@ -96,10 +96,10 @@ _DURATION = {"second": "s", "minute": "min", "hour": "h", "day": "day", "workday
              "week": "week", "month": "month", "year": "year"}
 
 
-def _alternation(words, *, latin_end: str = r"\b") -> str:
+def _alternation(words) -> str:
     """A regex alternation of `words`, longest first; a Latin-script word must end at a word
     boundary, a CJK one is found inside a run of CJK text."""
-    return "|".join(re.escape(w) + ("" if _CJK_START.match(w[-1]) else latin_end)
+    return "|".join(re.escape(w) + ("" if _CJK_START.match(w[-1]) else r"\b")
                     for w in sorted(words, key=len, reverse=True))
 
 
@@ -115,9 +115,11 @@ class _Reading:
     every_number: dict[str, float]  # every number word and scale word, for contexts
     every_number_re: re.Pattern
     lone_scales: frozenset[str]     # scale words read alone ("a million"), not after a number
+    dozens_re: re.Pattern           # "two dozen": a number word, then a word for a dozen
     months: dict[str, int]
     month_re: re.Pattern
     units: dict[str, tuple[str, str]]
+    cjk_units: tuple[str, ...]      # longest first: found at the start of a run of CJK text
     framing: frozenset[str]
 
 
@@ -150,9 +152,13 @@ def _reading(language: str | None) -> _Reading:
                                                if cjk else ""), re.IGNORECASE)
     units = {**{w: ("time", _DURATION[u]) for w, u in lex.units.items() if " " not in w},
              **lex.measures, **_SHARED_UNITS}
+    dozens_re = re.compile(rf"(?<![\w-])({'|'.join(map(re.escape, spelled))})\s+"
+                           rf"({'|'.join(map(re.escape, lex.dozen))})(?![\w-])", re.IGNORECASE
+                           ) if spelled else re.compile(r"(?!x)x")
+    cjk_units = tuple(sorted((u for u in units if _CJK_START.match(u)), key=len, reverse=True))
     return _Reading(lex.code, number, dict(lex.scales), spelled, _words_re(spelled),
-                    every_number, _words_re(every_number), frozenset(lone_scales), months,
-                    month_re, units, frozenset(stem(w) for w in lex.framing))
+                    every_number, _words_re(every_number), frozenset(lone_scales), dozens_re,
+                    months, month_re, units, cjk_units, frozenset(stem(w) for w in lex.framing))
 
 # ----------------------------------------------------------------- numbers
 
@@ -210,12 +216,9 @@ def numbers(text: str, language: str | None = "en") -> list[Value]:
         unit = "%" if percent else _unit_after(text, m.end(), reading) or _currency_before(
             text, m.start())
         out.append(_number(m.group(0).strip(), forms, unit, reading))
-    dozens = [w for w, n in reading.spelled.items() if n == 12]
-    for m in [] if not dozens else re.finditer(rf"(?<![\w-])({'|'.join(map(re.escape, reading.spelled))})\s+"
-                         rf"({'|'.join(map(re.escape, dozens))})(?![\w-])", text, re.IGNORECASE):
+    for m in reading.dozens_re.finditer(text):
         n = reading.spelled[m.group(1).lower()]
-        if n < 12:
-            out.append(Value(m.group(0), frozenset({_canon(str(n * 12))}), "number"))
+        out.append(Value(m.group(0), frozenset({_canon(str(n * 12))}), "number"))
     return out
 
 
@@ -268,8 +271,7 @@ def _unit_after(text: str, end: int, reading: _Reading) -> str | None:
     if word.rstrip(".") in reading.units:
         return word.rstrip(".")
     if _CJK_START.match(word):
-        return next((u for u in sorted(reading.units, key=len, reverse=True)
-                     if word.startswith(u)), None)
+        return next((u for u in reading.cjk_units if word.startswith(u)), None)
     return None
 
 

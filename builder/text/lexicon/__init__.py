@@ -17,9 +17,10 @@ compared by code, retrieval is BM25. What cannot be read from structure is here,
 - `contrast`: words that turn a sentence ("but", "however", "sin embargo");
 - `framing`: words an answer frames its claims with ("the passage describes"), never content;
 - `scales`: words after a number that multiply it by a power of ten ("million" -> 6);
+- `dozen`: words for a dozen ("two dozen" = 24);
 - `measures`: units of measure other than durations -> "kind:unit" ("miles" -> length:mile).
 
-Scoring reads the last five (`builder.score.signals`, `builder.score.refusal`): their Chinese,
+Scoring reads the last six (`builder.score.signals`, `builder.score.refusal`): their Chinese,
 Japanese and Korean entries are found inside words (those scripts put no space around one), their
 Latin-script entries as whole words.
 
@@ -39,7 +40,7 @@ SUPPORTED = ("en", "es", "fr", "de", "pt", "it", "nl", "zh", "ja", "ko")
 FALLBACK = "en"
 KEYS = ("stopwords", "yes", "no", "document_refs", "difference", "percent", "examples",
         "demonstratives", "numbers", "months", "units", "negations", "contrast", "framing", "scales",
-        "measures")
+        "dozen", "measures")
 DURATION_UNITS = ("second", "minute", "hour", "day", "workday", "week", "month", "year")
 MEASURE_KINDS = ("length", "mass", "money", "temperature")
 
@@ -63,6 +64,7 @@ class Lexicon:
     contrast: tuple[str, ...]
     framing: frozenset[str]
     scales: dict[str, int]
+    dozen: frozenset[str]
     measures: dict[str, tuple[str, str]]  # word -> (kind, unit)
 
 
@@ -95,6 +97,7 @@ def lexicon(code: str | None) -> Lexicon:
         contrast=tuple(p.casefold() for p in raw["contrast"]),
         framing=frozenset(raw["framing"].casefold().split()),
         scales={k.casefold(): int(v) for k, v in raw["scales"].items()},
+        dozen=frozenset(raw["dozen"].casefold().split()),
         measures={k.casefold(): tuple(v.split(":", 1)) for k, v in raw["measures"].items()},
     )
 
