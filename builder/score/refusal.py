@@ -38,7 +38,7 @@ _CJK = re.compile(f"[{HAN}{KANA}{HANGUL}]")
 # The words that turn a sentence in every supported language (the lexicon's `contrast`), like
 # the phrases, whatever the answer's language: a clause cut once too often can only let a claim
 # through, never hide one in a refusal. A clause starts before a Latin-script word, at a CJK one.
-_CONTRAST = sorted({w for code in SUPPORTED for w in lexicon(code).contrast}, key=len, reverse=True)
+_CONTRAST = sorted({w for code in SUPPORTED for w in lexicon(code).contrast}, key=lambda w: (-len(w), w))
 _TURN = re.compile(r",?\s+\b(?=(?:" + "|".join(re.escape(w) for w in _CONTRAST if not _CJK.match(w))
                    + r")\b)|(?:" + "|".join(re.escape(w) for w in _CONTRAST if _CJK.match(w)) + ")",
                    re.IGNORECASE)
