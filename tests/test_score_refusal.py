@@ -202,3 +202,17 @@ async def test_the_first_progress_line_estimates_the_embedded_model_time():
     judge = Judge(llm, progress=JudgeProgress(lines.append))
     await judge.judge_all([item("a", "The store opened in 1998. It is popular.")])
     assert "about 4 LLM calls, roughly 52 s at ~13 s a call" in lines[0]
+
+
+def test_every_supported_language_has_refusal_phrases_and_its_turn_words_cut_clauses():
+    from pathlib import Path
+
+    from builder.score.refusal import load_phrases
+    from builder.text.lexicon import SUPPORTED
+
+    prompts = str(Path(__file__).resolve().parents[1] / "prompts")
+    assert {lang for lang, _ in load_phrases(prompts)} >= set(SUPPORTED)
+    assert check_refusal("그 정보는 문서에 나와 있지 않습니다.", prompts).verdict == "refusal"
+    # Japanese "けれども" (but) turns the sentence: the claim after it is not a refusal
+    check = check_refusal("価格は記載されていませんけれども店は1998年に開業しました", prompts)
+    assert check.verdict == "partial" and check.claim_clauses == ["店は1998年に開業しました"]

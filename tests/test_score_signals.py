@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from builder.score.judge import Judge, JudgeInput
-from builder.score.signals import check_answer, split_claims
+from builder.score.signals import NEGATED, check_answer, content_terms, numbers, split_claims
 from tests.fakes import ScriptedLLM
 
 
@@ -26,6 +26,14 @@ def verdicts(answer: str, *contexts: str) -> list[str | None]:
     ("It raised $5 million.", "The company raised $5,000,000 in its first round."),
     ("It costs 45 %.", "A fee of 45 percent applies."),
     ("Il rimborso arriva in tre giorni.", "Il rimborso arriva entro 3 giorni."),
+    # each language's words (the lexicon's): Spanish "once" is 11, 万 a scale word
+    ("El reembolso tarda once días.", "El reembolso tarda 11 días."),
+    ("销售额为5万元。", "销售额为50000元。"),
+    # and not another language's: in English "pies" is no unit of length, "mayo" and "Avril"
+    # are no months
+    ("The bakery sold 5 pies.", "The bakery is 5 metres wide and sold pies."),
+    ("The onions and mayo were great.", "The onions were great."),
+    ("It is a song by Avril Lavigne.", "Avril Lavigne sang it."),
 ])
 def test_values_written_differently_are_found(answer, context):
     checks = check_answer(answer, [context])
@@ -42,6 +50,13 @@ def test_values_written_differently_are_found(answer, context):
     ("The library was founded by Maria Lopez.", "The library was founded in the town.", "Maria"),
     ("Set max_retries to 3.", "Set retries to 3 in the config.", "max_retries"),
     ("It runs on GPT-4.", "It runs on a hosted model.", "GPT-4"),
+    # number and unit words of the answer's language: German "elf" (11) and "Meilen", which
+    # the one list shared by every language lacked; Spanish "once", which it could not hold
+    ("Die Lieferung dauert elf Tage.", "Die Lieferung dauert 14 Tage.", "elf"),
+    ("Die Strecke ist 5 Meilen lang.", "Die Strecke ist 5 Kilometer lang.", "5 meilen"),
+    ("El reembolso tarda once días.", "El reembolso tarda 12 días.", "once"),
+    ("Sie haben für die Feier drei Dutzend Eier gekauft.", "Sie haben für die Feier 30 Eier gekauft.",
+     "drei Dutzend"),
 ])
 def test_a_value_found_in_no_context_is_unsupported_by_code(answer, context, missing):
     (check,) = check_answer(answer, [context])
@@ -111,3 +126,19 @@ async def test_settle_hallucination_asks_nothing_once_code_found_one():
     assert judge.planned_calls(item) == 0
     out = (await judge.judge_all([item]))["q"]
     assert out.metrics == {"hallucination_rate": 1.0}
+
+
+
+def test_scale_words_mean_what_they_mean_in_their_language():
+    (en,) = numbers("2 billion euros", "en")
+    (de,) = numbers("2 Billionen Euro", "de")  # a German Billion is a million millions
+    assert en.forms == {"2", "2000000000"} and de.forms == {"2", "2000000000000"}
+
+
+def test_negations_of_every_language_are_content_cjk_ones_inside_words():
+    assert verdicts("Il negozio non vende tè.", "Il negozio vende tè e caffè.") == [None]
+    assert verdicts("Le magasin vend du thé sans sucre.", "Le magasin vend du thé et du sucre.") \
+        == [None]
+    assert NEGATED in content_terms("退款不需要收据。", "zh")
+    assert NEGATED in content_terms("返金には領収書が必要ありません。", "ja")
+    assert NEGATED not in content_terms("退款需要收据。", "zh")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from builder.text.language import LANGUAGE_NAMES
-from builder.text.lexicon import DURATION_UNITS, KEYS, SUPPORTED, lexicon, raw_keys
+from builder.text.lexicon import DURATION_UNITS, KEYS, MEASURE_KINDS, SUPPORTED, lexicon, raw_keys
 
 
 def test_supported_is_what_language_detection_can_return():
@@ -22,6 +22,8 @@ def test_every_language_supplies_every_concern(code):
     assert set(lex.months.values()) <= set(range(1, 13))
     assert {lex.months[m] for m in lex.months} == set(range(1, 13)), f"{code}: months incomplete"
     assert not (lex.yes & lex.no), f"{code}: a word is both yes and no"
+    assert {kind for kind, _ in lex.measures.values()} <= set(MEASURE_KINDS)
+    assert all(exponent > 0 for exponent in lex.scales.values())
 
 
 def test_unknown_and_regional_codes():

@@ -4,9 +4,10 @@ Per item (each a value in the item's flat metrics, and a score + reason in its j
 
 - `faithfulness`: code first (`signals`): the answer is cut into claims (sentences); a claim
   with a number, date, unit, quoted string, name or identifier found in no context is
-  unsupported, one found as written (or normalised) in the contexts is supported. The LLM
-  (`judge_claim`) judges only the claims code leaves undecided, one claim at a time against
-  the few context sentences most like it. `faithfulness_supported` is the supported share,
+  unsupported, one whose values are all found and whose words are stated in the contexts (word
+  for word, or every content word in one passage) is supported. The LLM (`judge_claim`)
+  judges only the claims code leaves undecided, one claim at a time against the few context
+  sentences most like it. `faithfulness_supported` is the supported share,
   `faithfulness` = 1 + round(4 x share), a 1-5 score, and `hallucination_rate` is 1 when any
   claim is unsupported (an answer with a hallucination). Each claim's detail says whether code
   or the LLM decided it. Not applicable to refusals, to answers with no claims, or without

@@ -3,10 +3,12 @@ unclear (the only case the LLM judge is asked about)?
 
 The rule (what the tests check):
 - The answer is cut into clauses: sentences (`builder.text.sentences`: a line break always
-  ends one), then at ";" and before "but" / "however" / "although" (and their counterparts in
-  the phrase file's languages), so "I don't know the date, but it opened in 1998" is two clauses.
+  ends one), then at ";" and "；", and before a word that turns a sentence ("but", "however",
+  "although": the lexicon's `contrast`, every supported language's; a Chinese, Japanese or
+  Korean one is cut out), so "I don't know the date, but it opened in 1998" is two clauses.
 - A clause containing a phrase of `prompts/refusal_phrases.md` is a refusal clause (every
-  language's phrases are checked; whole words in scripts with spaces).
+  language's phrases are checked; whole words, except in Chinese, Japanese and Korean, whose
+  phrases are found anywhere).
 - Any other clause carries a claim when it has a digit, three or more words of three or more
   letters, or six or more CJK characters.
 - Verdict: claims and no refusal clause -> "answer"; refusal clauses and no claim ->
@@ -26,15 +28,20 @@ from pathlib import Path
 from builder.errors import InputError
 from builder.llm.prompts import bundled_prompts_dir
 from builder.text.language import HAN, HANGUL, KANA
+from builder.text.lexicon import SUPPORTED, lexicon
 from builder.text.sentences import split_sentences
 
 PHRASE_FILE = "refusal_phrases.md"
 _LINE = re.compile(r"^([a-z]{2,3}(?:-[A-Za-z]{2,4})?):\s*(\S.*)$")
 _SEMICOLON = re.compile(r"[;；]\s*")
-_TURN = re.compile(r",?\s+\b(?=(?:but|however|although|though|aber|jedoch|mais|cependant|"
-                   r"pero|sin embargo|mas|porém|ma|tuttavia|maar)\b)|(?:但是|但|然而|不过)",
-                   re.IGNORECASE)
 _CJK = re.compile(f"[{HAN}{KANA}{HANGUL}]")
+# The words that turn a sentence in every supported language (the lexicon's `contrast`), like
+# the phrases, whatever the answer's language: a clause cut once too often can only let a claim
+# through, never hide one in a refusal. A clause starts before a Latin-script word, at a CJK one.
+_CONTRAST = sorted({w for code in SUPPORTED for w in lexicon(code).contrast}, key=lambda w: (-len(w), w))
+_TURN = re.compile(r",?\s+\b(?=(?:" + "|".join(re.escape(w) for w in _CONTRAST if not _CJK.match(w))
+                   + r")\b)|(?:" + "|".join(re.escape(w) for w in _CONTRAST if _CJK.match(w)) + ")",
+                   re.IGNORECASE)
 _WORD = re.compile(r"[^\W\d_]{3,}")
 
 

@@ -5,24 +5,38 @@ need to judge.
 Per claim, in this order:
 
 1. **Checkable values** -- numbers (digits, "2 000" / "2,000" / "2.000", "1.5" / "1,5",
-   "5 million"), small numbers written as words ("five", "cinco", "fünf", ...: 2-20, tens,
-   hundred), month names (en, es, fr, de, pt, it, nl; numeric and CJK dates give their month
-   too), quoted strings, and names and identifiers (a capitalised word inside a sentence,
-   CamelCase, snake_case, ALLCAPS, words with digits such as "GPT-4"; not in German, where
-   every noun is capitalised, nor in CJK text). Every form is normalised, so "5" / "five",
-   "2 000" / "2000" and "March 5, 2021" / "2021-03-05" / "5 de marzo de 2021" meet. A value
-   found in no context makes the claim **unsupported** (decided by code, the value named in the
-   reason). A value with a unit ("5 km") whose number the contexts give only with another unit
-   of the same kind ("5 miles") is unsupported too.
+   "5 million", "5万"), numbers written as words with a unit after them ("five days"),
+   month names, quoted strings, and names and identifiers (a capitalised word inside a
+   sentence, CamelCase, snake_case, ALLCAPS, words with digits such as "GPT-4"; not in German,
+   where every noun is capitalised, nor in CJK text). Every form is normalised, so "5" /
+   "five", "2 000" / "2000" and "March 5, 2021" / "2021-03-05" / "5 de marzo de 2021" meet. A
+   value found in no context makes the claim **unsupported** (decided by code, the value named
+   in the reason). A value with a unit ("5 km") whose number the contexts give only with
+   another unit of the same kind ("5 miles") is unsupported too.
 2. **Found as written** -- when every checkable value is found and the claim's words appear
-   verbatim in a context, or every content word (stopwords dropped, a crude stem) including
-   its negations appears in one context sentence or two adjacent ones, the claim is
-   **supported** (decided by code).
+   verbatim in a context (twelve characters or more), or every content word (`content_terms`)
+   appears in one context sentence or two adjacent ones and both or neither have a negation
+   (`_covered`), the claim is **supported** (decided by code).
 3. Otherwise the claim is **undecided**: the LLM judges it alone, against the `EVIDENCE`
    context sentences most like it (BM25 over the contexts' sentences), not the whole context.
 
 Claims are the answer's sentences with a content word; a sentence that says the contexts do
-not give something (`refusal.check_refusal`'s phrases) is not a claim.
+not give something (`refusal.check_refusal`'s phrases) is not a claim, and of a sentence that
+does both, only the clauses that state something are.
+
+The words come from the lexicon (`builder.text.lexicon`), and which language's depends on what
+a wrong reading costs:
+- a claim is read in the answer's language (its contexts' when the answer is too short to
+  tell): number words, scale words ("million"; a German "Billion" is 10^12), "percent",
+  units of measure and months (the answer's language and English, as generation reads dates).
+  Another language's words would make values the answer never stated (Spanish "once" is 11,
+  "mayo" is May) and so claims code calls unsupported;
+- each context is read in its own language and the answer's (`Evidence`): reading more can
+  only find more of a context's values;
+- negations are every language's (`NEGATIONS`): a word taken for a negation where it is none
+  only leaves a claim to the LLM.
+Symbols and digits are shared by every language. Function words (`STOPWORDS`) are still this
+module's own list, not the lexicon's `stopwords`: see the comment there.
 
 Deterministic and pure: the same answer and contexts always give the same claims, verdicts and
 evidence, in answer order.
@@ -36,68 +50,120 @@ import unicodedata
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from builder.text.language import HAN, HANGUL, KANA, detect_language
+from builder.text.lexicon import SUPPORTED, lexicon
 from builder.text.sentences import split_sentences
 
-SIGNALS_VERSION = "2"  # bumped when a rule changes: part of the judge's calibration key
+SIGNALS_VERSION = "3"  # bumped when a rule changes: part of the judge's calibration key
                        # 2: sentences by builder.text.sentences (one rule with generation);
                        # Italian "tre" is 3, not 2
+                       # 3: the lexicon's words, read in the text's language (module doc)
 EVIDENCE = 3           # context sentences a claim is judged against
-NEGATIONS = frozenset("""not no never none nor cannot without n't kein keine keinen nicht nie
-    ne pas jamais aucun aucune sans nunca ningún ninguna ningun sin nada não nunca nenhum
-    nenhuma sem non mai nessun nessuna senza niet geen nooit zonder""".split())
 
 _CJK_CLASS = HAN + KANA + HANGUL
+_CJK_START = re.compile(f"[{_CJK_CLASS}]")
+_HAN_START = re.compile(f"[{HAN}]")
 _LIST_MARK = re.compile(r"^\s*(?:[-*•]|\d{1,2}[.)])\s+")
 _WORD = re.compile(rf"[{_CJK_CLASS}]+|[^\W_]+(?:['’][^\W_]+)*", re.UNICODE)
 _CJK_RUN = re.compile(rf"^[{_CJK_CLASS}]+$")
 
+# Negations of every supported language, whatever the text's language: a word read as a
+# negation where it is none only makes a claim and its evidence disagree, which leaves the claim
+# to the LLM; it never lets code call a claim supported. CJK ones are found inside words, and
+# mark the text with NEGATED.
+NEGATED = "¬"
+_NEGATION_WORDS = frozenset(w for code in SUPPORTED for w in lexicon(code).negations
+                            if not _CJK_START.match(w))
+_NEGATION_CUES = re.compile("|".join(sorted((re.escape(w) for code in SUPPORTED
+                                             for w in lexicon(code).negations
+                                             if _CJK_START.match(w)), key=len, reverse=True)))
+NEGATIONS = _NEGATION_WORDS | {NEGATED}
+
+# Units written the same way in every language; the words for units are each language's
+# (`measures`, and `units` for durations).
+_SHARED_UNITS = {
+    **dict.fromkeys("km kms".split(), ("length", "km")), "cm": ("length", "cm"),
+    "ft": ("length", "ft"), "in.": ("length", "in"),
+    **dict.fromkeys("kg kgs".split(), ("mass", "kg")), **dict.fromkeys("lb lbs".split(), ("mass", "lb")),
+    "g": ("mass", "g"), "t": ("mass", "t"), "h": ("time", "h"), "min": ("time", "min"),
+    **dict.fromkeys("$ usd".split(), ("money", "usd")), **dict.fromkeys("€ eur".split(), ("money", "eur")),
+    **dict.fromkeys("£ gbp".split(), ("money", "gbp")), **dict.fromkeys("¥ jpy".split(), ("money", "jpy")),
+    "°c": ("temperature", "c"), "°f": ("temperature", "f"),
+}
+_DURATION = {"second": "s", "minute": "min", "hour": "h", "day": "day", "workday": "workday",
+             "week": "week", "month": "month", "year": "year"}
+
+
+def _alternation(words) -> str:
+    """A regex alternation of `words`, longest first; a Latin-script word must end at a word
+    boundary, a CJK one is found inside a run of CJK text."""
+    return "|".join(re.escape(w) + ("" if _CJK_START.match(w[-1]) else r"\b")
+                    for w in sorted(words, key=len, reverse=True))
+
+
+@dataclass(frozen=True)
+class _Reading:
+    """What signals reads in one language, built once from its lexicon: number words, scale
+    words, "percent", month names, unit words, framing words."""
+    code: str
+    number: re.Pattern
+    scales: dict[str, int]
+    spelled: dict[str, float]       # number words of two and more, for claims
+    spelled_re: re.Pattern
+    every_number: dict[str, float]  # every number word and scale word, for contexts
+    every_number_re: re.Pattern
+    lone_scales: frozenset[str]     # scale words read alone ("a million"), not after a number
+    dozens_re: re.Pattern           # "two dozen": a number word, then a word for a dozen
+    months: dict[str, int]
+    month_re: re.Pattern
+    units: dict[str, tuple[str, str]]
+    cjk_units: tuple[str, ...]      # longest first: found at the start of a run of CJK text
+    framing: frozenset[str]
+
+
+def _words_re(table) -> re.Pattern:
+    if not table:
+        return re.compile(r"(?!x)x")  # matches nothing
+    return re.compile(r"(?<![\w-])(" + "|".join(sorted(map(re.escape, table), key=len,
+                                                       reverse=True)) + r")(?![\w-])",
+                      re.IGNORECASE)
+
+
+@lru_cache(maxsize=None)
+def _reading(language: str | None) -> _Reading:
+    lex = lexicon(language)
+    latin_numbers = {w: n for w, n in lex.numbers.items() if not _CJK_START.match(w)}
+    spelled = {w: n for w, n in latin_numbers.items() if n >= 2 and n == int(n)}
+    lone_scales = {w: 10.0 ** e for w, e in lex.scales.items()
+                   if len(w) >= 4 and w.isalpha() and not _CJK_START.match(w)}
+    every_number = {**latin_numbers, **lone_scales}
+    number = re.compile(
+        r"(?<![A-Za-z0-9_.,])(\d{1,3}(?:(?:[ \u00a0\u202f\u2009,.'])\d{3})+|\d+)((?:[.,]\d+)?)"
+        r"(?:\s*(%|" + _alternation(lex.percent) + r"))?"
+        r"(?:\s*(" + _alternation(lex.scales) + r"))?", re.IGNORECASE)
+    months = {**lexicon("en").months, **lex.months}
+    latin = [m for m in months if not _CJK_START.match(m)]
+    cjk = [m for m in months if _CJK_START.match(m)]
+    month_re = re.compile(r"(?<![\w])(" + "|".join(sorted(map(re.escape, latin), key=len, reverse=True))
+                          + r")\.?(?![\w])" + ("|(" + "|".join(sorted(map(re.escape, cjk), key=len,
+                                                                        reverse=True)) + ")"
+                                               if cjk else ""), re.IGNORECASE)
+    units = {**{w: ("time", _DURATION[u]) for w, u in lex.units.items() if " " not in w},
+             **lex.measures, **_SHARED_UNITS}
+    dozens_re = re.compile(rf"(?<![\w-])({'|'.join(map(re.escape, spelled))})\s+"
+                           rf"({'|'.join(map(re.escape, lex.dozen))})(?![\w-])", re.IGNORECASE
+                           ) if spelled else re.compile(r"(?!x)x")
+    cjk_units = tuple(sorted((u for u in units if _CJK_START.match(u)), key=len, reverse=True))
+    return _Reading(lex.code, number, dict(lex.scales), spelled, _words_re(spelled),
+                    every_number, _words_re(every_number), frozenset(lone_scales), dozens_re,
+                    months, month_re, units, cjk_units, frozenset(stem(w) for w in lex.framing))
+
 # ----------------------------------------------------------------- numbers
 
-_SCALES = {"thousand": 3, "mil": 3, "tausend": 3, "mille": 3, "duizend": 3, "k": 3,
-           "million": 6, "millions": 6, "millón": 6, "millones": 6, "millon": 6, "milhão": 6,
-           "milhões": 6, "millionen": 6, "milione": 6, "milioni": 6, "miljoen": 6, "mio": 6,
-           "m": 6, "mn": 6,
-           "billion": 9, "billions": 9, "bn": 9, "milliard": 9, "milliarde": 9,
-           "milliarden": 9, "miliardo": 9, "miliardi": 9, "miljard": 9, "bilhão": 9,
-           "bilhões": 9, "mrd": 9, "b": 9, "trillion": 12}
-_NUMBER = re.compile(
-    r"(?<![A-Za-z0-9_.,])(\d{1,3}(?:(?:[ \u00a0\u202f\u2009,.'])\d{3})+|\d+)((?:[.,]\d+)?)"
-    r"(?:\s*(%|percent\b|per cent\b|por ciento\b|pour cent\b|prozent\b|por cento\b|per cento\b"
-    r"|procent\b))?"
-    r"(?:\s*(" + "|".join(sorted(_SCALES, key=len, reverse=True)) + r")\b)?", re.IGNORECASE)
-_SPELLED: dict[str, int] = {}
-for _n, _words in (
-        (2, "two dos dois duas deux zwei twee"), (3, "three tres três trois drei tre drie"),
-        (4, "four cuatro quatro quatre vier quattro"), (5, "five cinco cinq fünf cinque vijf"),
-        (6, "six seis sechs zes"), (7, "seven siete sete sieben sette zeven"),
-        (8, "eight ocho oito huit acht otto"), (9, "nine nueve nove neuf neun negen"),
-        (10, "ten diez dix zehn dieci tien"), (11, "eleven undici"),
-        (12, "twelve doce doze douze zwölf dodici twaalf dozen"), (13, "thirteen trece treize"),
-        (14, "fourteen catorce quatorze"), (15, "fifteen quince quinze fünfzehn quindici"),
-        (16, "sixteen dieciséis seize"), (17, "seventeen diecisiete"), (18, "eighteen dieciocho"),
-        (19, "nineteen diecinueve"), (20, "twenty veinte vinte vingt zwanzig venti twintig"),
-        (30, "thirty treinta trinta trente dreißig trenta dertig"),
-        (40, "forty cuarenta quarenta quarante vierzig quaranta veertig"),
-        (50, "fifty cincuenta cinquenta cinquante fünfzig cinquanta vijftig"),
-        (60, "sixty sesenta sessenta soixante sechzig sessanta zestig"),
-        (70, "seventy setenta soixante-dix siebzig settanta zeventig"),
-        (80, "eighty ochenta oitenta quatre-vingts achtzig ottanta tachtig"),
-        (90, "ninety noventa quatre-vingt-dix neunzig novanta negentig"),
-        (100, "hundred cien cem cent hundert cento honderd"),
-        (1000, "thousand")):
-    _SPELLED.update(dict.fromkeys(_words.split(), _n))
-_SPELLED_RE = re.compile(r"(?<![\w-])(" + "|".join(sorted(map(re.escape, _SPELLED), key=len,
-                                                             reverse=True)) + r")(?![\w-])",
-                         re.IGNORECASE)
-_SPELLED_WITH_ONE = {**_SPELLED, **dict.fromkeys("one uno una um uma un une ein eine eins één".split(), 1)}
-_SPELLED_ONE_RE = re.compile(r"(?<![\w-])(" + "|".join(sorted(map(re.escape, _SPELLED_WITH_ONE),
-                             key=len, reverse=True)) + r")(?![\w-])", re.IGNORECASE)
-_DOZENS = re.compile(r"\b(two|three|four|a few|several)\s+dozen\b", re.IGNORECASE)
 
-
-def _values(whole: str, frac: str, scale: str | None) -> set[str]:
+def _values(whole: str, frac: str, scale: str | None, scales: dict[str, int]) -> set[str]:
     """Every reading of one written number, canonical ("2.000" -> {"2", "2000"}): the
     separators of the languages golden supports disagree, so both readings are kept."""
     digits = re.sub(r"[ \u00a0\u202f\u2009,.']", "", whole)
@@ -110,7 +176,7 @@ def _values(whole: str, frac: str, scale: str | None) -> set[str]:
     out = set()
     for r in readings:
         out.add(_canon(r))
-        exp = _SCALES.get((scale or "").lower())
+        exp = scales.get((scale or "").lower())
         if exp:
             out.add(_canon(str(float(r) * 10 ** exp)))
     return out
@@ -128,85 +194,85 @@ def _canon(text: str) -> str:
 
 @dataclass(frozen=True)
 class Value:
-    """One checkable value of a claim: what was written, and the canonical forms it may take."""
+    """One checkable value of a claim: what was written, the canonical forms it may take, and
+    for a number with a unit, the unit as written and its (kind, canonical unit)."""
     text: str
     forms: frozenset[str]
     kind: str  # "number", "month", "quote", "name"
     unit: str | None = None
+    dimension: tuple[str, str] | None = None
 
 
-def numbers(text: str) -> list[Value]:
+def numbers(text: str, language: str | None = "en") -> list[Value]:
+    """Numbers in digits, with their percent or scale word ("5 million") in `language`, and
+    "two dozen" (a number word times a word for twelve)."""
+    reading = _reading(language)
     out = []
-    for m in _NUMBER.finditer(text):
+    for m in reading.number.finditer(text):
         whole, frac, percent, scale = m.group(1), m.group(2), m.group(3), m.group(4)
-        if scale and scale.lower() in ("m", "b", "k") and not _money_before(text, m.start()):
+        if scale and len(scale) == 1 and scale.isascii() and not _money_before(text, m.start()):
             scale = None  # "5 m" is five metres, "5 b" a grade: a scale only after a currency
-        forms = _values(whole, frac, scale)
-        unit = "%" if percent else _unit_after(text, m.end()) or _currency_before(text, m.start())
-        out.append(Value(m.group(0).strip(), frozenset(forms), "number", unit))
-    for m in _DOZENS.finditer(text):
-        n = {"two": 24, "three": 36, "four": 48}.get(m.group(1).lower())
-        if n:
-            out.append(Value(m.group(0), frozenset({str(n)}), "number"))
+        forms = _values(whole, frac, scale, reading.scales)
+        unit = "%" if percent else _unit_after(text, m.end(), reading) or _currency_before(
+            text, m.start())
+        out.append(_number(m.group(0).strip(), forms, unit, reading))
+    for m in reading.dozens_re.finditer(text):
+        n = reading.spelled[m.group(1).lower()]
+        out.append(Value(m.group(0), frozenset({_canon(str(n * 12))}), "number"))
     return out
 
 
-def spelled(text: str, *, one: bool = False) -> list[Value]:
-    """Numbers written as words, with the unit after them; `one` adds "one" and its
-    counterparts (read in contexts only: as an article it is everywhere)."""
-    table = _SPELLED_WITH_ONE if one else _SPELLED
-    pattern = _SPELLED_ONE_RE if one else _SPELLED_RE
-    return [Value(m.group(1), frozenset({str(table[m.group(1).lower()])}), "number",
-                  _unit_after(text, m.end()))
-            for m in pattern.finditer(text)]
+def spelled(text: str, language: str | None = "en", *, one: bool = False) -> list[Value]:
+    """Numbers written as words in `language`, with the unit after them; `one` adds "one",
+    "zero", "half" and a scale word read alone ("a million", not the one of "1.5 million"):
+    read in contexts only ("one" as an article is everywhere)."""
+    reading = _reading(language)
+    table, pattern = ((reading.every_number, reading.every_number_re) if one else
+                      (reading.spelled, reading.spelled_re))
+    out = []
+    for m in pattern.finditer(text):
+        word = m.group(1).lower()
+        if word in reading.lone_scales and _after_number(text, m.start(), reading):
+            continue
+        out.append(_number(m.group(1), {_canon(str(table[word]))},
+                           _unit_after(text, m.end(), reading), reading))
+    return out
+
+
+_WORD_BEFORE = re.compile(r"([^\W_]+)[\s\u00a0]*$")
+
+
+def _after_number(text: str, start: int, reading: _Reading) -> bool:
+    """Whether a digit or a number word comes right before `start` ("1.5 million")."""
+    m = _WORD_BEFORE.search(text, max(0, start - 30), start)
+    return bool(m) and (m.group(1)[-1].isdigit() or m.group(1).lower() in reading.every_number)
+
+
+def _number(text: str, forms, unit: str | None, reading: _Reading) -> Value:
+    return Value(text, frozenset(forms), "number", unit,
+                 reading.units.get(unit) if unit and unit != "%" else None)
 
 
 # ----------------------------------------------------------------- units
 
-_UNITS = {  # alias -> (kind, canonical unit)
-    **dict.fromkeys("km kms kilometre kilometres kilometer kilometers kilómetro kilómetros "
-                    "kilomètre kilomètres kilometro kilometri".split(), ("length", "km")),
-    **dict.fromkeys("mile miles milla millas".split(), ("length", "mile")),
-    **dict.fromkeys("metre metres meter meters metro metros mètre mètres".split(),
-                    ("length", "m")),
-    **dict.fromkeys("cm centimetre centimetres centimeter centimeters".split(), ("length", "cm")),
-    **dict.fromkeys("ft foot feet pie pies".split(), ("length", "ft")),
-    **dict.fromkeys("inch inches in.".split(), ("length", "in")),
-    **dict.fromkeys("kg kgs kilogram kilograms kilogramme kilogrammes kilo kilos".split(),
-                    ("mass", "kg")),
-    **dict.fromkeys("lb lbs pound pounds libra libras".split(), ("mass", "lb")),
-    **dict.fromkeys("g gram grams gramme grammes gramo gramos".split(), ("mass", "g")),
-    **dict.fromkeys("t ton tons tonne tonnes tonelada toneladas".split(), ("mass", "t")),
-    **dict.fromkeys("second seconds sec secs segundo segundos seconde secondes sekunde "
-                    "sekunden".split(), ("time", "s")),
-    **dict.fromkeys("minute minutes min mins minuto minutos minuten".split(), ("time", "min")),
-    **dict.fromkeys("hour hours hr hrs h hora horas heure heures stunde stunden ora ore uur"
-                    .split(), ("time", "h")),
-    **dict.fromkeys("day days día días dia dias jour jours tag tage tagen giorno giorni dag "
-                    "dagen".split(), ("time", "day")),
-    **dict.fromkeys("week weeks semana semanas semaine semaines woche wochen settimana "
-                    "settimane".split(), ("time", "week")),
-    **dict.fromkeys("month months mes meses mois monat monate mese mesi maand maanden".split(),
-                    ("time", "month")),
-    **dict.fromkeys("year years año años ano anos an ans jahr jahre jahren anno anni jaar jaren"
-                    .split(), ("time", "year")),
-    **dict.fromkeys("$ usd dollar dollars dólar dólares".split(), ("money", "usd")),
-    **dict.fromkeys("€ eur euro euros".split(), ("money", "eur")),
-    **dict.fromkeys("£ gbp pound-sterling".split(), ("money", "gbp")),
-    **dict.fromkeys("¥ jpy yen".split(), ("money", "jpy")),
-    **dict.fromkeys("°c celsius".split(), ("temperature", "c")),
-    **dict.fromkeys("°f fahrenheit".split(), ("temperature", "f")),
-}
 _UNIT_AFTER = re.compile(r"\s*(°[cf]|[$€£¥]|[^\W\d_]+\.?)", re.IGNORECASE)
 _CURRENCY_BEFORE = re.compile(r"([$€£¥]|usd|eur|gbp)\s*$", re.IGNORECASE)
 
 
-def _unit_after(text: str, end: int) -> str | None:
+def _unit_after(text: str, end: int, reading: _Reading) -> str | None:
+    """The unit word right after a number; in CJK text, the longest unit word the run of
+    characters after the number starts with ("5公里长" -> 公里)."""
     m = _UNIT_AFTER.match(text, end)
     if not m:
         return None
     word = m.group(1).lower()
-    return word if word in _UNITS else word.rstrip(".") if word.rstrip(".") in _UNITS else None
+    if word in reading.units:
+        return word
+    if word.rstrip(".") in reading.units:
+        return word.rstrip(".")
+    if _CJK_START.match(word):
+        return next((u for u in reading.cjk_units if word.startswith(u)), None)
+    return None
 
 
 def _currency_before(text: str, start: int) -> str | None:
@@ -220,45 +286,36 @@ def _money_before(text: str, start: int) -> bool:
 
 # ----------------------------------------------------------------- months
 
-_MONTH_NAMES = {
-    1: "january jan enero janvier januar jänner gennaio janeiro januari",
-    2: "february feb febrero février fevrier februar febbraio fevereiro februari",
-    3: "march mar marzo mars märz marz março maart",
-    4: "april apr abril avril aprile",
-    5: "may mayo mai maggio maio mei",
-    6: "june jun junio juin juni giugno junho",
-    7: "july jul julio juillet juli luglio julho",
-    8: "august aug agosto août aout augustus",
-    9: "september sep sept septiembre setiembre septembre settembre setembro",
-    10: "october oct octubre octobre oktober ottobre outubro",
-    11: "november nov noviembre novembre novembre novembro",
-    12: "december dec diciembre décembre decembre dezember dicembre dezembro",
-}
-_MONTH_OF = {w: n for n, words in _MONTH_NAMES.items() for w in words.split()}
-# Words that are month names in one language and common words in another: only with a day
-# or year beside them ("May 2021", "5 mar 2020"), never alone.
-_AMBIGUOUS_MONTHS = frozenset("may mar mai an jun jul ago sept dec".split())
-_MONTH_RE = re.compile(r"(?<![\w])(" + "|".join(sorted(map(re.escape, _MONTH_OF), key=len,
-                                                          reverse=True)) + r")\.?(?![\w])",
-                       re.IGNORECASE)
 _NUMERIC_DATE = re.compile(r"\b(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})\b"
                            r"|\b(\d{1,2})[-/.](\d{1,2})[-/.](\d{2,4})\b")
 _CJK_DATE = re.compile(r"(\d{1,4})\s*年\s*(\d{1,2})\s*月(?:\s*(\d{1,2})\s*日)?")
 
 
-def months(text: str, *, loose: bool = False) -> list[Value]:
-    """Months named in the text (as "month:N"); with `loose`, also the months a numeric date
-    may mean (both day/month orders), which is how contexts are read."""
+def _ambiguous_month(word: str, months: dict[str, int]) -> bool:
+    """A month name that is also a common word or an abbreviation ("may", "mar", "sept",
+    "janv"): read as a month only with a day or a year beside it ("May 2021", "5 mar 2020")."""
+    if _HAN_START.match(word):
+        return False  # 三月 is March and nothing else
+    return len(word) <= 3 or any(other != word and other.startswith(word)
+                                 and months[other] == months[word] for other in months)
+
+
+def months(text: str, language: str | None = "en", *, loose: bool = False) -> list[Value]:
+    """Months named in the text (as "month:N"), in `language` or English; with `loose`, also
+    the months a numeric date may mean (both day/month orders), which is how contexts are read."""
+    reading = _reading(language)
+    stopwords = lexicon(language).stopwords
     out = []
-    for m in _MONTH_RE.finditer(text):
-        word = m.group(1).lower()
-        if word in _AMBIGUOUS_MONTHS or (len(word) <= 3 and m.group(1)[0].islower()):
+    for m in reading.month_re.finditer(text):
+        written = m.group(1) or m.group(2)
+        word = written.lower()
+        if _ambiguous_month(word, reading.months):
             around = text[max(0, m.start() - 6):m.end() + 7]
             if not re.search(r"\d", around):
                 continue
-        if word == "may" and m.group(1) == "may":
-            continue  # the English modal verb
-        out.append(Value(m.group(0), frozenset({f"month:{_MONTH_OF[word]}"}), "month"))
+        if word in stopwords and written == word:
+            continue  # "may" in lower case is the English modal verb
+        out.append(Value(m.group(0), frozenset({f"month:{reading.months[word]}"}), "month"))
     if loose:
         for m in _NUMERIC_DATE.finditer(text):
             parts = [p for p in m.groups() if p]
@@ -305,20 +362,26 @@ def names(text: str, language: str) -> list[Value]:
         before = text[:m.start()].rstrip()
         if not before or before[-1] in ".!?:;\"“(«¿¡-*•" or re.search(r"\n\s*$", text[:m.start()]):
             continue  # a sentence's or a list item's first word is capitalised anyway
-        if _numeral_or_month(word) or word.lower() in seen or word.isupper() and len(word) <= 2:
+        if _numeral_or_month(word, language) or word.lower() in seen or word.isupper() and len(word) <= 2:
             continue
         seen.add(word.lower())
         out.append(Value(word, frozenset({word.lower()}), "name"))
     return out
 
 
-def _numeral_or_month(word: str) -> bool:
+def _numeral_or_month(word: str, language: str) -> bool:
     low = word.lower()
-    return low in _SPELLED or low in _MONTH_OF or low in ("i",)
+    reading = _reading(language)
+    return low in reading.spelled or low in reading.months or low in ("i",)
 
 
 # ----------------------------------------------------------------- words
 
+# Function words, dropped from a claim's content. Not yet the lexicon's `stopwords`: read in
+# the text's language, those drop words a claim's truth depends on ("all", "per", "via") and
+# keep ones it does not ("both", "one", "other", "same"), and no longer drop another language's
+# ("LA" is Spanish "la" here). That changed code's claim checks for 44 of 8,879 English answers
+# (the tests', BEGIN's and FaithBench's), so it waits for a decision on those words.
 STOPWORDS = frozenset("""a an the and or but if then than of to in on at by for with from as
     is are was were be been being it its this that these those there here what which who whom
     whose when where why how do does did done has have had can could may might must shall
@@ -352,18 +415,16 @@ def stem(word: str) -> str:
     return word[:_NEAR_PREFIX] if len(word) > _NEAR_PREFIX and not word.isdigit() else word
 
 
-# Words an answer frames its claims with ("The passage describes ...", "According to the
-# text"): about the contexts, not facts from them, so never counted as new content.
-FRAMING = frozenset(stem(w) for w in """passage passages text texts context contexts document
-    documents article source sources provided given mention mentions mentioned describe
-    describes described discuss discusses discussed state states stated according information
-    details detail summary summarize based note noted notes however additionally furthermore
-    overall includes including include also well known refer refers referred two three several
-    various different unrelated distinct pieces piece topics topic entities entity individuals
-    contiene menciona describe según texto pasaje documento información""".split())
-
-def content_terms(text: str) -> set[str]:
-    return {stem(w) for w in words(text) if w not in STOPWORDS or w in NEGATIONS} - FRAMING
+def content_terms(text: str, language: str | None = None) -> set[str]:
+    """The stems of `text`'s content words: not function words (`STOPWORDS`), negations kept,
+    and not the words an answer frames its claims with in `language` (the lexicon's `framing`:
+    "the passage describes ..."; detected from `text` when not given). A CJK negation adds
+    `NEGATED`."""
+    framing = _reading(language or detect_language(text)).framing
+    terms = {stem(w) for w in words(text) if w not in STOPWORDS or w in NEGATIONS} - framing
+    if _NEGATION_CUES.search(text):
+        terms.add(NEGATED)
+    return terms
 
 
 def _norm(text: str) -> str:
@@ -373,10 +434,13 @@ def _norm(text: str) -> str:
 
 # ----------------------------------------------------------------- claims and contexts
 
-def split_claims(answer: str, prompts_dir: str | None = None) -> list[str]:
-    """The answer's claim-bearing sentences, in order (list items are sentences too)."""
+def split_claims(answer: str, prompts_dir: str | None = None,
+                 language: str | None = None) -> list[str]:
+    """The answer's claim-bearing sentences, in order (list items are sentences too);
+    `language` is the answer's (detected when not given)."""
     from builder.score.refusal import check_refusal
 
+    language = language or detect_language(answer)
     pieces = []
     for line in answer.splitlines():
         line = _LIST_MARK.sub("", line).strip()
@@ -386,7 +450,7 @@ def split_claims(answer: str, prompts_dir: str | None = None) -> list[str]:
         check = check_refusal(sentence, prompts_dir)
         if check.verdict == "partial":
             claims += check.claim_clauses
-        elif not check.refusal_clauses and content_terms(sentence):
+        elif not check.refusal_clauses and content_terms(sentence, language):
             claims.append(sentence)  # short ones too: "Blue." answers a question
     return claims
 
@@ -397,24 +461,35 @@ def context_sentences(contexts: Sequence[str]) -> list[str]:
 
 class Evidence:
     """The contexts, read once: their normalised text, their values, their sentences with a
-    BM25 index, so every claim of an answer is checked against the same reading."""
+    BM25 index, so every claim of an answer is checked against the same reading.
 
-    def __init__(self, contexts: Sequence[str]):
+    Each context is read in its own language (detected) and in the answer's (`language`, when
+    given): a context may quote the answer's language, and a short one may be detected wrongly.
+    Reading a context in one language more can only find more of its values."""
+
+    def __init__(self, contexts: Sequence[str], language: str | None = None):
         self.text = "\n".join(contexts)
         self.norm = _norm(self.text)
         self.flat = " ".join(words(self.text))
-        self.sentences = context_sentences(contexts)
-        self.terms = [content_terms(s) for s in self.sentences]
+        detected = [detect_language(ctx) for ctx in contexts]
+        self.sentences, self.terms = [], []
+        for ctx, lang in zip(contexts, detected):
+            for sentence in split_sentences(ctx):
+                self.sentences.append(sentence)
+                self.terms.append(content_terms(sentence, lang))
         self.all_terms = set().union(*self.terms) if self.terms else set()
         self.word_set = set(words(self.text))
-        found = numbers(self.text) + spelled(self.text, one=True)
+        languages = sorted(set(detected) | ({language} if language else set()))
+        found = [v for lang in languages
+                 for v in numbers(self.text, lang) + spelled(self.text, lang, one=True)]
         self.numbers = {f for v in found for f in v.forms}
-        self.units: dict[str, set[str]] = {}
+        self.units: dict[str, set[tuple[str, str]]] = {}
         for v in found:
             if v.unit:
                 for f in v.forms:
-                    self.units.setdefault(f, set()).add(_unit_kind(v.unit))
-        self.months = {f for v in months(self.text, loose=True) for f in v.forms}
+                    self.units.setdefault(f, set()).add(v.dimension or ("?", v.unit))
+        self.months = {f for lang in languages for v in months(self.text, lang, loose=True)
+                       for f in v.forms}
         tokens = [[stem(w) for w in words(s)] for s in self.sentences]
         self._bm25 = _BM25(tokens)
 
@@ -429,7 +504,7 @@ class Evidence:
             if not value.forms & self.numbers:
                 return False
             if value.unit:  # "5 km" against contexts that say "5 miles" only
-                kind, unit = _UNITS.get(value.unit, (None, None))
+                kind, unit = value.dimension or (None, None)
                 seen = set().union(*(self.units.get(f, set()) for f in value.forms))
                 same_kind = {u for u in seen if u[0] == kind}
                 if kind and same_kind and (kind, unit) not in same_kind:
@@ -443,10 +518,6 @@ class Evidence:
         return (word in self.norm if not word.isalpha() else
                 word in self.word_set or any(w.startswith(word[:_NEAR_PREFIX])
                                              for w in self.word_set if len(word) > _NEAR_PREFIX))
-
-
-def _unit_kind(unit: str) -> tuple[str, str]:
-    return _UNITS.get(unit, ("?", unit))
 
 
 class _BM25:
@@ -488,8 +559,9 @@ class ClaimCheck:
 def claim_values(claim: str, language: str) -> list[Value]:
     """What code checks in a claim. Numbers written as words count only with a unit ("five
     days"): "two films" is usually a count the answer made, not a figure it copied."""
-    values = numbers(claim) + months(claim) + quotes(claim) + names(claim, language)
-    values += [v for v in spelled(claim) if v.unit]
+    values = (numbers(claim, language) + months(claim, language) + quotes(claim)
+              + names(claim, language))
+    values += [v for v in spelled(claim, language) if v.unit]
     return values
 
 
@@ -504,7 +576,7 @@ def check_claim(claim: str, evidence: Evidence, language: str = "en") -> ClaimCh
                           evidence.most_like(claim), missing)
     if _verbatim(claim, evidence):
         return ClaimCheck(claim, "supported", "stated verbatim in the contexts")
-    terms = content_terms(claim)
+    terms = content_terms(claim, language)
     if terms and _covered(terms, evidence):
         return ClaimCheck(claim, "supported",
                           "every word and value of the claim is in one passage of the contexts")
@@ -518,7 +590,9 @@ def _verbatim(claim: str, evidence: Evidence) -> bool:
 
 def _covered(terms: set[str], evidence: Evidence) -> bool:
     """Every content term (negations included) in one context sentence or two adjacent ones,
-    and no negation in that window the claim does not have (or the reverse)."""
+    and a negation in both the claim and that window or in neither. Terms are stems, so a
+    negation counts here when its first five letters are one ("not", "never", "kein",
+    "nichts" as "nicht"); "without" and "cannot" count only as content words."""
     claim_neg = bool(terms & NEGATIONS)
     for i, sent in enumerate(evidence.terms):
         for window in (sent, sent | (evidence.terms[i + 1] if i + 1 < len(evidence.terms)
@@ -530,10 +604,11 @@ def _covered(terms: set[str], evidence: Evidence) -> bool:
 
 def check_answer(answer: str, contexts: Sequence[str], prompts_dir: str | None = None
                  ) -> list[ClaimCheck]:
-    """Every claim of the answer with code's verdict, in answer order."""
-    claims = split_claims(answer, prompts_dir)
+    """Every claim of the answer with code's verdict, in answer order. The answer is read in
+    its language, or its contexts' when it is too short to tell."""
+    language = detect_language(answer, default="") or detect_language("\n".join(contexts))
+    claims = split_claims(answer, prompts_dir, language)
     if not claims:
         return []
-    evidence = Evidence(contexts)
-    language = detect_language(answer)
+    evidence = Evidence(contexts, language)
     return [check_claim(c, evidence, language) for c in claims]

@@ -12,7 +12,17 @@ compared by code, retrieval is BM25. What cannot be read from structure is here,
 - `examples`: phrases that mark a worked example or a supposed case ("for example", "suppose");
 - `numbers`: small numbers in words ("five" -> 5);
 - `months`: month names and abbreviations -> 1..12;
-- `units`: duration words -> second | minute | hour | day | workday | week | month | year.
+- `units`: duration words -> second | minute | hour | day | workday | week | month | year;
+- `negations`: words that negate what follows ("not", "sans", "不");
+- `contrast`: words that turn a sentence ("but", "however", "sin embargo");
+- `framing`: words an answer frames its claims with ("the passage describes"), never content;
+- `scales`: words after a number that multiply it by a power of ten ("million" -> 6);
+- `dozen`: words for a dozen ("two dozen" = 24);
+- `measures`: units of measure other than durations -> "kind:unit" ("miles" -> length:mile).
+
+Scoring reads the last six (`builder.score.signals`, `builder.score.refusal`): their Chinese,
+Japanese and Korean entries are found inside words (those scripts put no space around one), their
+Latin-script entries as whole words.
 
 Every supported language (`SUPPORTED`, the languages `builder.text.language` detects) supplies
 every key: a test checks it, so "supported" means the same everywhere, and adding a language is
@@ -28,10 +38,11 @@ from importlib import resources
 
 SUPPORTED = ("en", "es", "fr", "de", "pt", "it", "nl", "zh", "ja", "ko")
 FALLBACK = "en"
-KEYS = ("stopwords", "yes", "no", "document_refs", "difference", "percent", "examples", "demonstratives",
-        "numbers", "months",
-        "units")
+KEYS = ("stopwords", "yes", "no", "document_refs", "difference", "percent", "examples",
+        "demonstratives", "numbers", "months", "units", "negations", "contrast", "framing", "scales",
+        "dozen", "measures")
 DURATION_UNITS = ("second", "minute", "hour", "day", "workday", "week", "month", "year")
+MEASURE_KINDS = ("length", "mass", "money", "temperature")
 
 
 @dataclass(frozen=True)
@@ -49,6 +60,12 @@ class Lexicon:
     numbers: dict[str, float]
     months: dict[str, int]
     units: dict[str, str]
+    negations: frozenset[str]
+    contrast: tuple[str, ...]
+    framing: frozenset[str]
+    scales: dict[str, int]
+    dozen: frozenset[str]
+    measures: dict[str, tuple[str, str]]  # word -> (kind, unit)
 
 
 def _base(code: str | None) -> str:
@@ -76,6 +93,12 @@ def lexicon(code: str | None) -> Lexicon:
         numbers={k.casefold(): float(v) for k, v in raw["numbers"].items()},
         months={k.casefold(): int(v) for k, v in raw["months"].items()},
         units={k.casefold(): v for k, v in raw["units"].items()},
+        negations=frozenset(raw["negations"].casefold().split()),
+        contrast=tuple(p.casefold() for p in raw["contrast"]),
+        framing=frozenset(raw["framing"].casefold().split()),
+        scales={k.casefold(): int(v) for k, v in raw["scales"].items()},
+        dozen=frozenset(raw["dozen"].casefold().split()),
+        measures={k.casefold(): tuple(v.split(":", 1)) for k, v in raw["measures"].items()},
     )
 
 
