@@ -136,8 +136,10 @@ def score_sentences(question: str, chunks: list[dict], titles: dict[str, str]) -
     for rank, c in enumerate(chunks):
         for i, (sent, short) in enumerate(_sentences(c["id"], c["text"], titles.get(c["id"], ""))):
             shared = key_terms(f"{short} {sent}") & want
-            score = sum(math.log(1 + n / df[t]) for t in shared)
-            own = sum(math.log(1 + n / df[t]) for t in key_terms(sent) & want)
+            # summed in a fixed order: a set's order changes with the process's hash seed, and
+            # float sums with it, which would reorder near-equal sentences from run to run
+            score = sum(math.log(1 + n / df[t]) for t in sorted(shared))
+            own = sum(math.log(1 + n / df[t]) for t in sorted(key_terms(sent) & want))
             if score > 0:
                 rows.append((-score, rank, i, sent, short, c["id"], own))
     rows.sort()

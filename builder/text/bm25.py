@@ -39,7 +39,7 @@ class BM25:
     def top(self, query: str, k: int) -> list[tuple[int, float]]:
         """The `k` best (index, score) pairs for `query`, best first; only texts sharing a term."""
         scores: dict[int, float] = {}
-        for t in set(self._tokenize(query)):
+        for t in sorted(set(self._tokenize(query))):  # a fixed order: float sums must not vary with the hash seed
             idf = self._idf.get(t)
             if idf is None:
                 continue
