@@ -15,6 +15,13 @@ a tmux session of the same size, one after the other (order alternating), and po
 `tmux capture-pane` until the first item's answer (resp. the bare app's text) is on screen.
 Headless run_test timings leave out the interpreter start and the imports; this does not.
 Also paired: `import review_tui.app` against `import textual.app`, each in a fresh process.
+Each command carries its environment on its command line (`env PYTHONPATH=...`): a tmux
+server already running (another session's) starts commands with ITS environment, not ours,
+and `golden review` then ran whatever checkout the installed package points at.
+Bytecode: Textual's is compiled in site-packages; by default golden's is compiled once before
+the rounds (into its `__pycache__`), as a user's is after the first run; `--bytecode source`
+measures it compiled from source on every start, as when PYTHONDONTWRITEBYTECODE is set in
+the environment (as it is in ours: ~100 ms more than cached).
 
     python bench/bench_review_tui.py [--n 100000] [--db PATH] [--no-reference] [--tmux]
 """
@@ -306,17 +313,37 @@ def _running(pid: int) -> bool:
     return state != "Z"
 
 
-def import_seconds(module: str) -> float:
+def import_seconds(module: str, env: dict[str, str] | None = None) -> float:
     """Wall time of `python -c "import module"` minus that of `python -c pass`, both run now."""
     def run(code: str) -> float:
         t = time.perf_counter()
-        subprocess.run([sys.executable, "-c", code], check=True)
+        subprocess.run([sys.executable, "-c", code], check=True, env=env)
         return time.perf_counter() - t
     return run(f"import {module}") - run("pass")
 
 
+def python_env(root: str, cached: bool) -> dict[str, str]:
+    """What a Python process of golden at `root` is started with: the checkout first on the
+    path; bytecode read from (and written to) `__pycache__` when `cached`, else compiled from
+    source on every start. An empty value means: unset."""
+    return {"PYTHONPATH": root, "PYTHONDONTWRITEBYTECODE": "" if cached else "1"}
+
+
+def with_env(env: dict[str, str], command: list[str]) -> list[str]:
+    """`command` run under `env` whatever environment the tmux server has."""
+    unset = [f"-u{k}" for k, v in env.items() if v == ""]
+    return ["env", *unset, *(f"{k}={v}" for k, v in env.items() if v != ""), *command]
+
+
+def compile_bytecode(root: str) -> None:
+    """Compile golden's packages at `root` (their `__pycache__`, ignored by git), untimed."""
+    packages = [str(Path(root) / p) for p in ("builder", "review_tui")]
+    subprocess.run([sys.executable, "-m", "compileall", "-q", *packages], check=True,
+                   stdout=subprocess.DEVNULL)
+
+
 def _rounds(rounds, review, bare, size, ours, theirs, imports_ours, imports_theirs,
-            against=None, before=None) -> None:
+            against=None, before=None, import_env=None) -> None:
     for i in range(rounds):
         pair = [("ours", review, "Answer 0"), ("bare", bare, "bare textual app ready")]
         if against is not None:
@@ -326,27 +353,37 @@ def _rounds(rounds, review, bare, size, ours, theirs, imports_ours, imports_thei
             {"ours": ours, "bare": theirs, "before": before}[name].append(seconds)
         pair = [("ours", "review_tui.app"), ("bare", "textual.app")]
         for name, module in (pair if i % 2 == 0 else pair[::-1]):
-            (imports_ours if name == "ours" else imports_theirs).append(import_seconds(module))
+            (imports_ours if name == "ours" else imports_theirs).append(
+                import_seconds(module, import_env))
 
 
 def bench_tmux(db: str, rounds: int, size: tuple[int, int] = (80, 24),
-               against: str | None = None) -> dict:
+               against: str | None = None, bytecode: str = "cached") -> dict:
     """First frame of `golden review` against a bare Textual app, paired, in tmux; with
     `against` (another checkout of golden), that checkout's `golden review` in the same
-    rounds."""
+    rounds. `bytecode`: "cached" (golden's compiled once, before the rounds) or "source"."""
     if shutil.which("tmux") is None:
         raise SystemExit("--tmux needs tmux on PATH")
     root = str(Path(__file__).resolve().parents[1])
-    os.environ["PYTHONPATH"] = root + os.pathsep + os.environ.get("PYTHONPATH", "")
-    bare_script = Path(tempfile.mkdtemp(prefix="golden-bench-bare-")) / "bare.py"
+    scratch = Path(tempfile.mkdtemp(prefix="golden-bench-tmux-"))
+    cached = bytecode == "cached"
+    env_ours = python_env(root, cached)
+    bare_script = scratch / "bare.py"
     bare_script.write_text(BARE_APP, encoding="utf-8")
-    review = [sys.executable, "-m", "builder.cli", "--db", db, "review", "--annotator", "bench"]
-    bare = [sys.executable, str(bare_script)]
+    review = with_env(env_ours, [sys.executable, "-m", "builder.cli", "--db", db, "review",
+                                 "--annotator", "bench"])
+    bare = with_env(env_ours, [sys.executable, str(bare_script)])
+    import_env = {k: v for k, v in {**os.environ, **env_ours}.items() if v != ""}
     before: list[float] = []
     other = None
     if against is not None:
-        other = ["env", f"PYTHONPATH={Path(against).resolve()}", sys.executable, "-m",
-                 "builder.cli", "--db", db, "review", "--annotator", "bench-before"]
+        other = with_env(python_env(str(Path(against).resolve()), cached),
+                         [sys.executable, "-m", "builder.cli", "--db", db, "review",
+                          "--annotator", "bench-before"])
+    if cached:
+        compile_bytecode(root)
+        if against is not None:
+            compile_bytecode(str(Path(against).resolve()))
     ours, theirs, imports_ours, imports_theirs = [], [], [], []
     # A session that outlives the measured ones: killing the last session stops the tmux
     # server, and a new-session racing that shutdown fails.
@@ -355,12 +392,13 @@ def bench_tmux(db: str, rounds: int, size: tuple[int, int] = (80, 24),
     subprocess.run(["tmux", "new-session", "-d", "-s", keeper, "sleep 86400"], check=True, env=env)
     try:
         _rounds(rounds, review, bare, size, ours, theirs, imports_ours, imports_theirs,
-                other, before)
+                other, before, import_env)
     finally:
         subprocess.run(["tmux", "kill-session", "-t", keeper], env=env)
     med = statistics.median
     ratios = [a / b for a, b in zip(ours, theirs)]
-    print(f"tmux {size[0]}x{size[1]}, {rounds} paired rounds, load {os.getloadavg()[0]:.1f}")
+    print(f"tmux {size[0]}x{size[1]}, {rounds} paired rounds, golden's bytecode {bytecode}, "
+          f"load {os.getloadavg()[0]:.1f}")
     print(f"{'golden review first frame':<28} median {med(ours) * 1000:6.0f} ms  "
           f"(min {min(ours) * 1000:.0f}, max {max(ours) * 1000:.0f})")
     print(f"{'bare Textual app first frame':<28} median {med(theirs) * 1000:6.0f} ms  "
@@ -387,6 +425,9 @@ def main() -> None:
     parser.add_argument("--tmux-rounds", type=int, default=7)
     parser.add_argument("--against", default=None,
                         help="with --tmux: another checkout of golden, measured in the same rounds")
+    parser.add_argument("--bytecode", choices=("cached", "source"), default="cached",
+                        help="with --tmux: golden's bytecode compiled once before the rounds "
+                             "(as after a first run) or compiled from source on every start")
     parser.add_argument("--long", action="store_true",
                         help="only: moving onto a 10,000-line answer and back")
     args = parser.parse_args()
@@ -410,7 +451,7 @@ def main() -> None:
                                " adjudicated_by = NULL WHERE status <> 'pending' OR votes > 0")
     print(f"cpus: {os.cpu_count()}  load: {os.getloadavg()[0]:.1f}")
     if args.tmux:
-        bench_tmux(db, args.tmux_rounds, against=args.against)
+        bench_tmux(db, args.tmux_rounds, against=args.against, bytecode=args.bytecode)
         return
     if args.long:
         asyncio.run(bench_long_answer(db))

@@ -17,6 +17,7 @@ import asyncio
 import uuid
 
 from textual.app import App
+from textual.screen import Screen
 
 from builder.store import Store
 from builder.store.review_leases import release_session
@@ -60,16 +61,20 @@ class ReviewApp(App):
             self._signals.returned()
             self._signals.uninstall()
 
-    def on_mount(self) -> None:
-        self._signals.install(asyncio.get_running_loop())
+    def get_default_screen(self) -> Screen:
+        """The review (or calibration) screen is the app's first screen, composed with the
+        app like a bare app's widgets are: pushed from `on_mount` instead, it was laid out
+        and rendered once inside Textual's start-up batch (a frame thrown away), and the
+        first frame that reached the terminal came a layout and a footer build later."""
         if self.calibrate:
             from review_tui.screens.calibrate import CalibrationScreen
 
-            self.push_screen(CalibrationScreen(self.store, self.annotator, self.writer,
-                                               self.run_id))
-        else:
-            self.push_screen(ReviewScreen(self.store, self.db_path, self.annotator,
-                                          self.writer, self.session))
+            return CalibrationScreen(self.store, self.annotator, self.writer, self.run_id)
+        return ReviewScreen(self.store, self.db_path, self.annotator, self.writer,
+                            self.session)
+
+    def on_mount(self) -> None:
+        self._signals.install(asyncio.get_running_loop())
 
     def _exit_on_signal(self, code: int) -> None:
         """SIGTERM / SIGHUP: leave like `q` does, so the terminal is restored and every
