@@ -238,6 +238,52 @@ Bare().run()
 """
 
 
+FIRST_FRAME_PROBE = """
+import runpy, sys, time
+out, marker, kind, target, *args = sys.argv[1:]
+from textual.drivers.linux_driver import LinuxDriver
+
+write = LinuxDriver.write
+written = []
+
+def probe(self, data):
+    if not written and marker in data:
+        written.append(time.process_time())
+        with open(out, "w") as f:
+            f.write(repr(written[0]))
+    return write(self, data)
+
+LinuxDriver.write = probe
+sys.argv = [target, *args]
+if kind == "module":
+    runpy.run_module(target, run_name="__main__", alter_sys=True)
+else:
+    runpy.run_path(target, run_name="__main__")
+"""
+"""Runs an app (a module or a script) and writes the process's CPU time (every thread) when
+`marker` is first handed to the terminal: less disturbed by a loaded machine than the wall
+time. Importing Textual's driver first changes only the order of imports the app makes."""
+
+
+def probed(probe: Path, cpu_file: Path, marker: str, kind: str, target: str,
+           args: list[str]) -> list[str]:
+    return [sys.executable, str(probe), str(cpu_file), marker, kind, target, *args]
+
+
+def cpu_at_first_frame(cpu_file: Path, wait: float = 5.0) -> float:
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline:
+        try:
+            text = cpu_file.read_text()
+            if text:
+                cpu_file.unlink()
+                return float(text)
+        except FileNotFoundError:
+            pass
+        time.sleep(0.02)
+    raise RuntimeError(f"no CPU time written to {cpu_file}")
+
+
 def first_frame_in_tmux(command: list[str], marker: str, size: tuple[int, int],
                         timeout: float = 60.0) -> float:
     """Seconds from starting `command` in a new tmux session until `marker` is on screen."""
@@ -342,15 +388,15 @@ def compile_bytecode(root: str) -> None:
                    stdout=subprocess.DEVNULL)
 
 
-def _rounds(rounds, review, bare, size, ours, theirs, imports_ours, imports_theirs,
-            against=None, before=None, import_env=None) -> None:
+def _rounds(rounds, commands, size, wall, cpu, imports_ours, imports_theirs,
+            import_env=None) -> None:
+    """`commands`: name -> (command, marker, cpu file); wall and cpu: name -> list."""
+    names = list(commands)
     for i in range(rounds):
-        pair = [("ours", review, "Answer 0"), ("bare", bare, "bare textual app ready")]
-        if against is not None:
-            pair.append(("before", against, "Answer 0"))
-        for name, command, marker in (pair if i % 2 == 0 else pair[::-1]):
-            seconds = first_frame_in_tmux(command, marker, size)
-            {"ours": ours, "bare": theirs, "before": before}[name].append(seconds)
+        for name in (names if i % 2 == 0 else names[::-1]):
+            command, marker, cpu_file = commands[name]
+            wall[name].append(first_frame_in_tmux(command, marker, size))
+            cpu[name].append(cpu_at_first_frame(cpu_file))
         pair = [("ours", "review_tui.app"), ("bare", "textual.app")]
         for name, module in (pair if i % 2 == 0 else pair[::-1]):
             (imports_ours if name == "ours" else imports_theirs).append(
@@ -370,31 +416,41 @@ def bench_tmux(db: str, rounds: int, size: tuple[int, int] = (80, 24),
     env_ours = python_env(root, cached)
     bare_script = scratch / "bare.py"
     bare_script.write_text(BARE_APP, encoding="utf-8")
-    review = with_env(env_ours, [sys.executable, "-m", "builder.cli", "--db", db, "review",
-                                 "--annotator", "bench"])
-    bare = with_env(env_ours, [sys.executable, str(bare_script)])
-    import_env = {k: v for k, v in {**os.environ, **env_ours}.items() if v != ""}
-    before: list[float] = []
-    other = None
+    probe = scratch / "probe.py"
+    probe.write_text(FIRST_FRAME_PROBE, encoding="utf-8")
+    review_args = ["--db", db, "review", "--annotator"]
+    commands = {
+        "ours": (with_env(env_ours, probed(probe, scratch / "ours.cpu", "Answer 0", "module",
+                                           "builder.cli", review_args + ["bench"])),
+                 "Answer 0", scratch / "ours.cpu"),
+        "bare": (with_env(env_ours, probed(probe, scratch / "bare.cpu", "bare textual app ready",
+                                           "path", str(bare_script), [])),
+                 "bare textual app ready", scratch / "bare.cpu"),
+    }
     if against is not None:
-        other = with_env(python_env(str(Path(against).resolve()), cached),
-                         [sys.executable, "-m", "builder.cli", "--db", db, "review",
-                          "--annotator", "bench-before"])
+        commands["before"] = (
+            with_env(python_env(str(Path(against).resolve()), cached),
+                     probed(probe, scratch / "before.cpu", "Answer 0", "module", "builder.cli",
+                            review_args + ["bench-before"])),
+            "Answer 0", scratch / "before.cpu")
+    import_env = {k: v for k, v in {**os.environ, **env_ours}.items() if v != ""}
     if cached:
         compile_bytecode(root)
         if against is not None:
             compile_bytecode(str(Path(against).resolve()))
-    ours, theirs, imports_ours, imports_theirs = [], [], [], []
+    wall: dict[str, list[float]] = {name: [] for name in commands}
+    cpu: dict[str, list[float]] = {name: [] for name in commands}
+    imports_ours, imports_theirs = [], []
     # A session that outlives the measured ones: killing the last session stops the tmux
     # server, and a new-session racing that shutdown fails.
     keeper = f"bench-keeper-{os.getpid()}"
     env = {k: v for k, v in os.environ.items() if k != "TMUX"}
     subprocess.run(["tmux", "new-session", "-d", "-s", keeper, "sleep 86400"], check=True, env=env)
     try:
-        _rounds(rounds, review, bare, size, ours, theirs, imports_ours, imports_theirs,
-                other, before, import_env)
+        _rounds(rounds, commands, size, wall, cpu, imports_ours, imports_theirs, import_env)
     finally:
         subprocess.run(["tmux", "kill-session", "-t", keeper], env=env)
+    ours, theirs, before = wall["ours"], wall["bare"], wall.get("before", [])
     med = statistics.median
     ratios = [a / b for a, b in zip(ours, theirs)]
     print(f"tmux {size[0]}x{size[1]}, {rounds} paired rounds, golden's bytecode {bytecode}, "
@@ -408,10 +464,17 @@ def bench_tmux(db: str, rounds: int, size: tuple[int, int] = (80, 24),
     if before:
         print(f"{'before (' + str(against) + ')':<28} median {med(before) * 1000:6.0f} ms  "
               f"ratio before / bare {med([a / b for a, b in zip(before, theirs)]):.2f}x")
+    print("CPU time of the process when its first frame is written (all threads), paired:")
+    for name in cpu:
+        ratio = med([a / b for a, b in zip(cpu[name], cpu["bare"])])
+        print(f"  {name:<26} median {med(cpu[name]) * 1000:6.0f} ms  (min "
+              f"{min(cpu[name]) * 1000:.0f}, max {max(cpu[name]) * 1000:.0f})  ratio / bare "
+              f"{ratio:.2f}x")
     print(f"{'import review_tui.app':<28} median {med(imports_ours) * 1000:6.0f} ms")
     print(f"{'import textual.app':<28} median {med(imports_theirs) * 1000:6.0f} ms   "
           f"ratio {med(imports_ours) / med(imports_theirs):.2f}x")
-    return {"ours": med(ours), "bare": med(theirs), "ratio": med(ratios)}
+    return {"ours": med(ours), "bare": med(theirs), "ratio": med(ratios),
+            "cpu_ratio": med([a / b for a, b in zip(cpu["ours"], cpu["bare"])])}
 
 
 def main() -> None:
