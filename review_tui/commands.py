@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import getpass
 import os
 import sys
 from pathlib import Path
@@ -15,8 +14,12 @@ from builder.review.commands import export_log, import_log
 
 
 def default_annotator() -> str:
+    if os.environ.get("USER"):
+        return os.environ["USER"]
+    import getpass  # only without $USER: not on every start
+
     try:
-        return os.environ.get("USER") or getpass.getuser() or "annotator"
+        return getpass.getuser() or "annotator"
     except Exception:  # getpass raises when no user name can be found at all
         return "annotator"
 

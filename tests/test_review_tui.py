@@ -781,6 +781,36 @@ async def test_the_first_item_is_open_when_the_screen_mounts(db):
         busy.set()
 
 
+async def test_the_first_frame_shown_holds_the_first_item(db, monkeypatch):
+    """Every frame the app renders reaches the terminal, and the first one already shows the
+    first item with its answer. (The screen pushed from the app's on_mount was laid out and
+    rendered inside Textual's start-up batch, a frame thrown away; the first frame shown
+    then held the list without the item, which came a layout and a footer build later.)"""
+    import re
+
+    from rich.console import Console
+    from textual.app import App
+
+    frames: list[tuple[int, str]] = []
+    display = App._display
+    console = Console(width=80, color_system=None, force_terminal=True)
+
+    def recording(self, screen, renderable):
+        if renderable is not None and hasattr(renderable, "render_segments"):
+            text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "\n", renderable.render_segments(console))
+            frames.append((self._batch_count, text))
+        return display(self, screen, renderable)
+
+    monkeypatch.setattr(App, "_display", recording)
+    app = ReviewApp(db, "ann")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+    assert frames
+    assert [batch for batch, _ in frames if batch] == []  # none rendered only to be dropped
+    first = frames[0][1]
+    assert "Question 0?" in first and "Answer 0" in first
+
+
 async def test_a_locked_database_at_start_leaves_the_first_claim_to_the_writer(db):
     """Another process holding the write lock: the UI does not wait on it (0.1 s at most)
     before its first frame; the writer claims once the lock is released."""
