@@ -20,8 +20,8 @@ server already running (another session's) starts commands with ITS environment,
 and `golden review` then ran whatever checkout the installed package points at.
 Bytecode: Textual's is compiled in site-packages; by default golden's is compiled once before
 the rounds (into its `__pycache__`), as a user's is after the first run; `--bytecode source`
-measures it compiled from source on every start, as when PYTHONDONTWRITEBYTECODE is set in
-the environment (as it is in ours: ~100 ms more than cached).
+removes golden's `__pycache__` folders and measures it compiled from source on every start, as
+when PYTHONDONTWRITEBYTECODE is set in the environment (as it is in ours: ~100 ms more).
 
     python bench/bench_review_tui.py [--n 100000] [--db PATH] [--no-reference] [--tmux]
 """
@@ -381,11 +381,22 @@ def with_env(env: dict[str, str], command: list[str]) -> list[str]:
     return ["env", *unset, *(f"{k}={v}" for k, v in env.items() if v != ""), *command]
 
 
+PACKAGES = ("builder", "review_tui")
+
+
 def compile_bytecode(root: str) -> None:
     """Compile golden's packages at `root` (their `__pycache__`, ignored by git), untimed."""
-    packages = [str(Path(root) / p) for p in ("builder", "review_tui")]
+    packages = [str(Path(root) / p) for p in PACKAGES]
     subprocess.run([sys.executable, "-m", "compileall", "-q", *packages], check=True,
                    stdout=subprocess.DEVNULL)
+
+
+def drop_bytecode(root: str) -> None:
+    """Remove the `__pycache__` folders of golden's packages at `root`: with
+    PYTHONDONTWRITEBYTECODE set Python still reads bytecode it finds."""
+    for package in PACKAGES:
+        for folder in (Path(root) / package).rglob("__pycache__"):
+            shutil.rmtree(folder)
 
 
 def _rounds(rounds, commands, size, wall, cpu, imports_ours, imports_theirs,
@@ -434,10 +445,8 @@ def bench_tmux(db: str, rounds: int, size: tuple[int, int] = (80, 24),
                             review_args + ["bench-before"])),
             "Answer 0", scratch / "before.cpu")
     import_env = {k: v for k, v in {**os.environ, **env_ours}.items() if v != ""}
-    if cached:
-        compile_bytecode(root)
-        if against is not None:
-            compile_bytecode(str(Path(against).resolve()))
+    for checkout in [root] + ([str(Path(against).resolve())] if against is not None else []):
+        (compile_bytecode if cached else drop_bytecode)(checkout)
     wall: dict[str, list[float]] = {name: [] for name in commands}
     cpu: dict[str, list[float]] = {name: [] for name in commands}
     imports_ours, imports_theirs = [], []

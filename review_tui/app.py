@@ -21,7 +21,6 @@ from textual.screen import Screen
 
 from builder.store import Store
 from builder.store.review_leases import release_session
-from builder.store.review_log import set_overlap
 from builder.store.review_overlap import Overlap, get_overlap
 from builder.text.terminal import visible
 from review_tui.screens.review import ReviewScreen
@@ -48,6 +47,8 @@ class ReviewApp(App):
         self.run_id = run_id
         self.store = Store(self.db_path)  # migrates (adds the review tables) once, here
         if overlap is not None and overlap != get_overlap(self.store.conn):
+            from builder.store.review_log import set_overlap
+
             set_overlap(self.store, overlap)
         self.writer = DecisionWriter(self.db_path, on_retry=self._write_retrying)
         self._signals = SignalExit(self._exit_on_signal, self._finish)

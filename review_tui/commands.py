@@ -57,8 +57,6 @@ def review(ctx: click.Context, annotator: str | None, keymap_file: str | None,
     if ctx.invoked_subcommand is not None:
         return
     from builder.review.settings import overlap_setting
-    from builder.store import Store
-    from builder.store.runs import require_run
     from review_tui.keymap import load_keymap
 
     if run_id is not None and not calibrate:
@@ -73,6 +71,9 @@ def review(ctx: click.Context, annotator: str | None, keymap_file: str | None,
     keymap = load_keymap(keymap_file)
     wanted_overlap = overlap_setting(overlap, overlap_share)
     if calibrate:
+        from builder.store import Store
+        from builder.store.runs import require_run
+
         with Store(db_path) as store:
             run_id = require_run(store, run_id)["id"]
 
