@@ -814,6 +814,27 @@ async def test_the_first_frame_shown_holds_the_first_item(db, monkeypatch):
     assert "Question 0?" in first and "Answer 0" in first
 
 
+def test_the_writer_opens_its_database_with_the_first_job_and_reports_a_failure(tmp_path):
+    """The writer thread opens its connection when the first job comes (after the first
+    frame), not when the app starts; a file it cannot open fails that job with the reason
+    (before, the thread died at start and every job waited for ever)."""
+    import sqlite3
+
+    from builder.errors import InputError
+    from review_tui.writer import DecisionWriter
+
+    path = tmp_path / "other.db"
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE someone_elses (x)")
+    writer = DecisionWriter(str(path))
+    try:
+        future = writer.submit(lambda store: "written")
+        with pytest.raises(InputError, match="not a golden database"):
+            future.result(timeout=10)
+    finally:
+        writer.close(timeout=5)
+
+
 async def test_a_locked_database_at_start_leaves_the_first_claim_to_the_writer(db):
     """Another process holding the write lock: the UI does not wait on it (0.1 s at most)
     before its first frame; the writer claims once the lock is released."""
