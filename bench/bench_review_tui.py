@@ -34,6 +34,7 @@ import inspect
 import os
 import resource
 import shutil
+import sqlite3
 import statistics
 import subprocess
 import sys
@@ -399,13 +400,27 @@ def drop_bytecode(root: str) -> None:
             shutil.rmtree(folder)
 
 
+def drop_leases(db: str) -> None:
+    """Every round starts from no lease: a round's app killed before it released its leases
+    (its grace ran out on a loaded machine) left the first items held, and the next round
+    opened another item than the one its marker names."""
+    conn = sqlite3.connect(db, timeout=30)
+    try:
+        with conn:
+            conn.execute("DELETE FROM review_leases")
+    finally:
+        conn.close()
+
+
 def _rounds(rounds, commands, size, wall, cpu, imports_ours, imports_theirs,
-            import_env=None) -> None:
+            import_env=None, db=None) -> None:
     """`commands`: name -> (command, marker, cpu file); wall and cpu: name -> list."""
     names = list(commands)
     for i in range(rounds):
         for name in (names if i % 2 == 0 else names[::-1]):
             command, marker, cpu_file = commands[name]
+            if db is not None:
+                drop_leases(db)
             wall[name].append(first_frame_in_tmux(command, marker, size))
             cpu[name].append(cpu_at_first_frame(cpu_file))
         pair = [("ours", "review_tui.app"), ("bare", "textual.app")]
@@ -456,7 +471,8 @@ def bench_tmux(db: str, rounds: int, size: tuple[int, int] = (80, 24),
     env = {k: v for k, v in os.environ.items() if k != "TMUX"}
     subprocess.run(["tmux", "new-session", "-d", "-s", keeper, "sleep 86400"], check=True, env=env)
     try:
-        _rounds(rounds, commands, size, wall, cpu, imports_ours, imports_theirs, import_env)
+        _rounds(rounds, commands, size, wall, cpu, imports_ours, imports_theirs, import_env,
+                db)
     finally:
         subprocess.run(["tmux", "kill-session", "-t", keeper], env=env)
     ours, theirs, before = wall["ours"], wall["bare"], wall.get("before", [])
