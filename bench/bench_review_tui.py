@@ -241,20 +241,42 @@ Bare().run()
 
 FIRST_FRAME_PROBE = """
 import runpy, sys, time
-out, marker, kind, target, *args = sys.argv[1:]
-from textual.drivers.linux_driver import LinuxDriver
+from importlib.machinery import PathFinder
 
-write = LinuxDriver.write
+out, marker, kind, target, *args = sys.argv[1:]
 written = []
 
-def probe(self, data):
-    if not written and marker in data:
-        written.append(time.process_time())
-        with open(out, "w") as f:
-            f.write(repr(written[0]))
-    return write(self, data)
 
-LinuxDriver.write = probe
+def patch(driver_module):
+    write = driver_module.LinuxDriver.write
+
+    def probe(self, data):
+        if not written and marker in data:
+            written.append(time.process_time())
+            with open(out, "w") as f:
+                f.write(repr(written[0]))
+        return write(self, data)
+
+    driver_module.LinuxDriver.write = probe
+
+
+class PatchOnImport:
+    def find_spec(self, name, path, target=None):
+        if name != "textual.drivers.linux_driver":
+            return None
+        sys.meta_path.remove(self)
+        spec = PathFinder.find_spec(name, path)
+        run = spec.loader.exec_module
+
+        def exec_module(module):
+            run(module)
+            patch(module)
+
+        spec.loader.exec_module = exec_module
+        return spec
+
+
+sys.meta_path.insert(0, PatchOnImport())
 sys.argv = [target, *args]
 if kind == "module":
     runpy.run_module(target, run_name="__main__", alter_sys=True)
@@ -263,7 +285,8 @@ else:
 """
 """Runs an app (a module or a script) and writes the process's CPU time (every thread) when
 `marker` is first handed to the terminal: less disturbed by a loaded machine than the wall
-time. Importing Textual's driver first changes only the order of imports the app makes."""
+time. Textual's driver is wrapped when the app imports it, so the app's imports happen as
+they would without the probe (in their order, under its GC setting)."""
 
 
 def probed(probe: Path, cpu_file: Path, marker: str, kind: str, target: str,

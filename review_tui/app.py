@@ -14,6 +14,7 @@ blocks on it, a signal still ends the process within seconds (review_tui/signals
 from __future__ import annotations
 
 import asyncio
+import gc
 import uuid
 
 from textual.app import App
@@ -76,6 +77,9 @@ class ReviewApp(App):
 
     def on_mount(self) -> None:
         self._signals.install(asyncio.get_running_loop())
+        # `golden review` turns the cyclic GC off for the start-up (review_tui/commands.py):
+        # on again once the first frame is on screen.
+        self.call_after_refresh(gc.enable)
 
     def _exit_on_signal(self, code: int) -> None:
         """SIGTERM / SIGHUP: leave like `q` does, so the terminal is restored and every

@@ -835,6 +835,22 @@ def test_the_writer_opens_its_database_with_the_first_job_and_reports_a_failure(
         writer.close(timeout=5)
 
 
+async def test_the_gc_is_on_again_once_the_first_frame_is_shown(db):
+    """`golden review` starts with the cyclic GC off (review_tui/commands.py); the app turns
+    it on again once its first frame is on screen, not when it quits."""
+    import gc
+
+    gc.disable()
+    try:
+        app = ReviewApp(db, "ann")
+        async with app.run_test(size=(80, 24)) as pilot:
+            await pilot.pause()
+            assert app.screen.current_id == "c000000"
+            assert gc.isenabled()
+    finally:
+        gc.enable()
+
+
 async def test_a_locked_database_at_start_leaves_the_first_claim_to_the_writer(db):
     """Another process holding the write lock: the UI does not wait on it (0.1 s at most)
     before its first frame; the writer claims once the lock is released."""
