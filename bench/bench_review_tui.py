@@ -15,6 +15,13 @@ a tmux session of the same size, one after the other (order alternating), and po
 `tmux capture-pane` until the first item's answer (resp. the bare app's text) is on screen.
 Headless run_test timings leave out the interpreter start and the imports; this does not.
 Also paired: `import review_tui.app` against `import textual.app`, each in a fresh process.
+Each command carries its environment on its command line (`env PYTHONPATH=...`): a tmux
+server already running (another session's) starts commands with ITS environment, not ours,
+and `golden review` then ran whatever checkout the installed package points at.
+Bytecode: Textual's is compiled in site-packages; by default golden's is compiled once before
+the rounds (into its `__pycache__`), as a user's is after the first run; `--bytecode source`
+removes golden's `__pycache__` folders and measures it compiled from source on every start, as
+when PYTHONDONTWRITEBYTECODE is set in the environment (as it is in ours: ~100 ms more).
 
     python bench/bench_review_tui.py [--n 100000] [--db PATH] [--no-reference] [--tmux]
 """
@@ -27,6 +34,7 @@ import inspect
 import os
 import resource
 import shutil
+import sqlite3
 import statistics
 import subprocess
 import sys
@@ -231,6 +239,75 @@ Bare().run()
 """
 
 
+FIRST_FRAME_PROBE = """
+import runpy, sys, time
+from importlib.machinery import PathFinder
+
+out, marker, kind, target, *args = sys.argv[1:]
+written = []
+
+
+def patch(driver_module):
+    write = driver_module.LinuxDriver.write
+
+    def probe(self, data):
+        if not written and marker in data:
+            written.append(time.process_time())
+            with open(out, "w") as f:
+                f.write(repr(written[0]))
+        return write(self, data)
+
+    driver_module.LinuxDriver.write = probe
+
+
+class PatchOnImport:
+    def find_spec(self, name, path, target=None):
+        if name != "textual.drivers.linux_driver":
+            return None
+        sys.meta_path.remove(self)
+        spec = PathFinder.find_spec(name, path)
+        run = spec.loader.exec_module
+
+        def exec_module(module):
+            run(module)
+            patch(module)
+
+        spec.loader.exec_module = exec_module
+        return spec
+
+
+sys.meta_path.insert(0, PatchOnImport())
+sys.argv = [target, *args]
+if kind == "module":
+    runpy.run_module(target, run_name="__main__", alter_sys=True)
+else:
+    runpy.run_path(target, run_name="__main__")
+"""
+"""Runs an app (a module or a script) and writes the process's CPU time (every thread) when
+`marker` is first handed to the terminal: less disturbed by a loaded machine than the wall
+time. Textual's driver is wrapped when the app imports it, so the app's imports happen as
+they would without the probe (in their order, under its GC setting)."""
+
+
+def probed(probe: Path, cpu_file: Path, marker: str, kind: str, target: str,
+           args: list[str]) -> list[str]:
+    return [sys.executable, str(probe), str(cpu_file), marker, kind, target, *args]
+
+
+def cpu_at_first_frame(cpu_file: Path, wait: float = 5.0) -> float:
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline:
+        try:
+            text = cpu_file.read_text()
+            if text:
+                cpu_file.unlink()
+                return float(text)
+        except FileNotFoundError:
+            pass
+        time.sleep(0.02)
+    raise RuntimeError(f"no CPU time written to {cpu_file}")
+
+
 def first_frame_in_tmux(command: list[str], marker: str, size: tuple[int, int],
                         timeout: float = 60.0) -> float:
     """Seconds from starting `command` in a new tmux session until `marker` is on screen."""
@@ -306,61 +383,126 @@ def _running(pid: int) -> bool:
     return state != "Z"
 
 
-def import_seconds(module: str) -> float:
+def import_seconds(module: str, env: dict[str, str] | None = None) -> float:
     """Wall time of `python -c "import module"` minus that of `python -c pass`, both run now."""
     def run(code: str) -> float:
         t = time.perf_counter()
-        subprocess.run([sys.executable, "-c", code], check=True)
+        subprocess.run([sys.executable, "-c", code], check=True, env=env)
         return time.perf_counter() - t
     return run(f"import {module}") - run("pass")
 
 
-def _rounds(rounds, review, bare, size, ours, theirs, imports_ours, imports_theirs,
-            against=None, before=None) -> None:
+def python_env(root: str, cached: bool) -> dict[str, str]:
+    """What a Python process of golden at `root` is started with: the checkout first on the
+    path; bytecode read from (and written to) `__pycache__` when `cached`, else compiled from
+    source on every start. An empty value means: unset."""
+    return {"PYTHONPATH": root, "PYTHONDONTWRITEBYTECODE": "" if cached else "1"}
+
+
+def with_env(env: dict[str, str], command: list[str]) -> list[str]:
+    """`command` run under `env` whatever environment the tmux server has."""
+    unset = [f"-u{k}" for k, v in env.items() if v == ""]
+    return ["env", *unset, *(f"{k}={v}" for k, v in env.items() if v != ""), *command]
+
+
+PACKAGES = ("builder", "review_tui")
+
+
+def compile_bytecode(root: str) -> None:
+    """Compile golden's packages at `root` (their `__pycache__`, ignored by git), untimed."""
+    packages = [str(Path(root) / p) for p in PACKAGES]
+    subprocess.run([sys.executable, "-m", "compileall", "-q", *packages], check=True,
+                   stdout=subprocess.DEVNULL)
+
+
+def drop_bytecode(root: str) -> None:
+    """Remove the `__pycache__` folders of golden's packages at `root`: with
+    PYTHONDONTWRITEBYTECODE set Python still reads bytecode it finds."""
+    for package in PACKAGES:
+        for folder in (Path(root) / package).rglob("__pycache__"):
+            shutil.rmtree(folder)
+
+
+def drop_leases(db: str) -> None:
+    """Every round starts from no lease: a round's app killed before it released its leases
+    (its grace ran out on a loaded machine) left the first items held, and the next round
+    opened another item than the one its marker names."""
+    conn = sqlite3.connect(db, timeout=30)
+    try:
+        with conn:
+            conn.execute("DELETE FROM review_leases")
+    finally:
+        conn.close()
+
+
+def _rounds(rounds, commands, size, wall, cpu, imports_ours, imports_theirs,
+            import_env=None, db=None) -> None:
+    """`commands`: name -> (command, marker, cpu file); wall and cpu: name -> list."""
+    names = list(commands)
     for i in range(rounds):
-        pair = [("ours", review, "Answer 0"), ("bare", bare, "bare textual app ready")]
-        if against is not None:
-            pair.append(("before", against, "Answer 0"))
-        for name, command, marker in (pair if i % 2 == 0 else pair[::-1]):
-            seconds = first_frame_in_tmux(command, marker, size)
-            {"ours": ours, "bare": theirs, "before": before}[name].append(seconds)
+        for name in (names if i % 2 == 0 else names[::-1]):
+            command, marker, cpu_file = commands[name]
+            if db is not None:
+                drop_leases(db)
+            wall[name].append(first_frame_in_tmux(command, marker, size))
+            cpu[name].append(cpu_at_first_frame(cpu_file))
         pair = [("ours", "review_tui.app"), ("bare", "textual.app")]
         for name, module in (pair if i % 2 == 0 else pair[::-1]):
-            (imports_ours if name == "ours" else imports_theirs).append(import_seconds(module))
+            (imports_ours if name == "ours" else imports_theirs).append(
+                import_seconds(module, import_env))
 
 
 def bench_tmux(db: str, rounds: int, size: tuple[int, int] = (80, 24),
-               against: str | None = None) -> dict:
+               against: str | None = None, bytecode: str = "cached") -> dict:
     """First frame of `golden review` against a bare Textual app, paired, in tmux; with
     `against` (another checkout of golden), that checkout's `golden review` in the same
-    rounds."""
+    rounds. `bytecode`: "cached" (golden's compiled once, before the rounds) or "source"."""
     if shutil.which("tmux") is None:
         raise SystemExit("--tmux needs tmux on PATH")
     root = str(Path(__file__).resolve().parents[1])
-    os.environ["PYTHONPATH"] = root + os.pathsep + os.environ.get("PYTHONPATH", "")
-    bare_script = Path(tempfile.mkdtemp(prefix="golden-bench-bare-")) / "bare.py"
+    scratch = Path(tempfile.mkdtemp(prefix="golden-bench-tmux-"))
+    cached = bytecode == "cached"
+    env_ours = python_env(root, cached)
+    bare_script = scratch / "bare.py"
     bare_script.write_text(BARE_APP, encoding="utf-8")
-    review = [sys.executable, "-m", "builder.cli", "--db", db, "review", "--annotator", "bench"]
-    bare = [sys.executable, str(bare_script)]
-    before: list[float] = []
-    other = None
+    probe = scratch / "probe.py"
+    probe.write_text(FIRST_FRAME_PROBE, encoding="utf-8")
+    review_args = ["--db", db, "review", "--annotator"]
+    commands = {
+        "ours": (with_env(env_ours, probed(probe, scratch / "ours.cpu", "Answer 0", "module",
+                                           "builder.cli", review_args + ["bench"])),
+                 "Answer 0", scratch / "ours.cpu"),
+        "bare": (with_env(env_ours, probed(probe, scratch / "bare.cpu", "bare textual app ready",
+                                           "path", str(bare_script), [])),
+                 "bare textual app ready", scratch / "bare.cpu"),
+    }
     if against is not None:
-        other = ["env", f"PYTHONPATH={Path(against).resolve()}", sys.executable, "-m",
-                 "builder.cli", "--db", db, "review", "--annotator", "bench-before"]
-    ours, theirs, imports_ours, imports_theirs = [], [], [], []
+        commands["before"] = (
+            with_env(python_env(str(Path(against).resolve()), cached),
+                     probed(probe, scratch / "before.cpu", "Answer 0", "module", "builder.cli",
+                            review_args + ["bench-before"])),
+            "Answer 0", scratch / "before.cpu")
+    import_env = {k: v for k, v in {**os.environ, **env_ours}.items() if v != ""}
+    for checkout in [root] + ([str(Path(against).resolve())] if against is not None else []):
+        (compile_bytecode if cached else drop_bytecode)(checkout)
+    wall: dict[str, list[float]] = {name: [] for name in commands}
+    cpu: dict[str, list[float]] = {name: [] for name in commands}
+    imports_ours, imports_theirs = [], []
     # A session that outlives the measured ones: killing the last session stops the tmux
     # server, and a new-session racing that shutdown fails.
     keeper = f"bench-keeper-{os.getpid()}"
     env = {k: v for k, v in os.environ.items() if k != "TMUX"}
     subprocess.run(["tmux", "new-session", "-d", "-s", keeper, "sleep 86400"], check=True, env=env)
     try:
-        _rounds(rounds, review, bare, size, ours, theirs, imports_ours, imports_theirs,
-                other, before)
+        _rounds(rounds, commands, size, wall, cpu, imports_ours, imports_theirs, import_env,
+                db)
     finally:
         subprocess.run(["tmux", "kill-session", "-t", keeper], env=env)
+    ours, theirs, before = wall["ours"], wall["bare"], wall.get("before", [])
     med = statistics.median
     ratios = [a / b for a, b in zip(ours, theirs)]
-    print(f"tmux {size[0]}x{size[1]}, {rounds} paired rounds, load {os.getloadavg()[0]:.1f}")
+    print(f"tmux {size[0]}x{size[1]}, {rounds} paired rounds, golden's bytecode {bytecode}, "
+          f"load {os.getloadavg()[0]:.1f}")
     print(f"{'golden review first frame':<28} median {med(ours) * 1000:6.0f} ms  "
           f"(min {min(ours) * 1000:.0f}, max {max(ours) * 1000:.0f})")
     print(f"{'bare Textual app first frame':<28} median {med(theirs) * 1000:6.0f} ms  "
@@ -370,10 +512,17 @@ def bench_tmux(db: str, rounds: int, size: tuple[int, int] = (80, 24),
     if before:
         print(f"{'before (' + str(against) + ')':<28} median {med(before) * 1000:6.0f} ms  "
               f"ratio before / bare {med([a / b for a, b in zip(before, theirs)]):.2f}x")
+    print("CPU time of the process when its first frame is written (all threads), paired:")
+    for name in cpu:
+        ratio = med([a / b for a, b in zip(cpu[name], cpu["bare"])])
+        print(f"  {name:<26} median {med(cpu[name]) * 1000:6.0f} ms  (min "
+              f"{min(cpu[name]) * 1000:.0f}, max {max(cpu[name]) * 1000:.0f})  ratio / bare "
+              f"{ratio:.2f}x")
     print(f"{'import review_tui.app':<28} median {med(imports_ours) * 1000:6.0f} ms")
     print(f"{'import textual.app':<28} median {med(imports_theirs) * 1000:6.0f} ms   "
           f"ratio {med(imports_ours) / med(imports_theirs):.2f}x")
-    return {"ours": med(ours), "bare": med(theirs), "ratio": med(ratios)}
+    return {"ours": med(ours), "bare": med(theirs), "ratio": med(ratios),
+            "cpu_ratio": med([a / b for a, b in zip(cpu["ours"], cpu["bare"])])}
 
 
 def main() -> None:
@@ -387,6 +536,9 @@ def main() -> None:
     parser.add_argument("--tmux-rounds", type=int, default=7)
     parser.add_argument("--against", default=None,
                         help="with --tmux: another checkout of golden, measured in the same rounds")
+    parser.add_argument("--bytecode", choices=("cached", "source"), default="cached",
+                        help="with --tmux: golden's bytecode compiled once before the rounds "
+                             "(as after a first run) or compiled from source on every start")
     parser.add_argument("--long", action="store_true",
                         help="only: moving onto a 10,000-line answer and back")
     args = parser.parse_args()
@@ -410,7 +562,7 @@ def main() -> None:
                                " adjudicated_by = NULL WHERE status <> 'pending' OR votes > 0")
     print(f"cpus: {os.cpu_count()}  load: {os.getloadavg()[0]:.1f}")
     if args.tmux:
-        bench_tmux(db, args.tmux_rounds, against=args.against)
+        bench_tmux(db, args.tmux_rounds, against=args.against, bytecode=args.bytecode)
         return
     if args.long:
         asyncio.run(bench_long_answer(db))

@@ -14,13 +14,14 @@ blocks on it, a signal still ends the process within seconds (review_tui/signals
 from __future__ import annotations
 
 import asyncio
+import gc
 import uuid
 
 from textual.app import App
+from textual.screen import Screen
 
 from builder.store import Store
 from builder.store.review_leases import release_session
-from builder.store.review_log import set_overlap
 from builder.store.review_overlap import Overlap, get_overlap
 from builder.text.terminal import visible
 from review_tui.screens.review import ReviewScreen
@@ -47,6 +48,8 @@ class ReviewApp(App):
         self.run_id = run_id
         self.store = Store(self.db_path)  # migrates (adds the review tables) once, here
         if overlap is not None and overlap != get_overlap(self.store.conn):
+            from builder.store.review_log import set_overlap
+
             set_overlap(self.store, overlap)
         self.writer = DecisionWriter(self.db_path, on_retry=self._write_retrying)
         self._signals = SignalExit(self._exit_on_signal, self._finish)
@@ -60,16 +63,23 @@ class ReviewApp(App):
             self._signals.returned()
             self._signals.uninstall()
 
-    def on_mount(self) -> None:
-        self._signals.install(asyncio.get_running_loop())
+    def get_default_screen(self) -> Screen:
+        """The review (or calibration) screen is the app's first screen, composed with the
+        app like a bare app's widgets are: pushed from `on_mount` instead, it was laid out
+        and rendered once inside Textual's start-up batch (a frame thrown away), and the
+        first frame that reached the terminal came a layout and a footer build later."""
         if self.calibrate:
             from review_tui.screens.calibrate import CalibrationScreen
 
-            self.push_screen(CalibrationScreen(self.store, self.annotator, self.writer,
-                                               self.run_id))
-        else:
-            self.push_screen(ReviewScreen(self.store, self.db_path, self.annotator,
-                                          self.writer, self.session))
+            return CalibrationScreen(self.store, self.annotator, self.writer, self.run_id)
+        return ReviewScreen(self.store, self.db_path, self.annotator, self.writer,
+                            self.session)
+
+    def on_mount(self) -> None:
+        self._signals.install(asyncio.get_running_loop())
+        # `golden review` turns the cyclic GC off for the start-up (review_tui/commands.py):
+        # on again once the first frame is on screen.
+        self.call_after_refresh(gc.enable)
 
     def _exit_on_signal(self, code: int) -> None:
         """SIGTERM / SIGHUP: leave like `q` does, so the terminal is restored and every

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-import getpass
+import gc
 import os
 import sys
 from pathlib import Path
@@ -15,8 +15,12 @@ from builder.review.commands import export_log, import_log
 
 
 def default_annotator() -> str:
+    if os.environ.get("USER"):
+        return os.environ["USER"]
+    import getpass  # only without $USER: not on every start
+
     try:
-        return os.environ.get("USER") or getpass.getuser() or "annotator"
+        return getpass.getuser() or "annotator"
     except Exception:  # getpass raises when no user name can be found at all
         return "annotator"
 
@@ -53,14 +57,35 @@ def review(ctx: click.Context, annotator: str | None, keymap_file: str | None,
     """
     if ctx.invoked_subcommand is not None:
         return
+    # Start-up allocates some hundred thousand objects (Textual's classes, CSS, the first
+    # screen) and keeps nearly all of them: the cyclic GC's ~100 passes over them before the
+    # first frame freed next to nothing and cost ~10% of its CPU. Off until the first frame is
+    # on screen (ReviewApp turns it back on then), and on again here whatever happens.
+    gc.disable()
+    try:
+        app = run_review(ctx.obj.db_path, annotator, keymap_file, overlap, overlap_share,
+                         calibrate, run_id)
+    finally:
+        gc.enable()
+    unsaved = app.unsaved()
+    if unsaved:
+        for line in unsaved:
+            click.echo(f"golden: not saved: {line}", err=True)
+        raise JobError(f"{len(unsaved)} decision(s) could not be saved (see above); the "
+                       f"database stayed unavailable", path=ctx.obj.db_path)
+    if app.return_code:
+        sys.exit(app.return_code)
+
+
+def run_review(db_path: str, annotator: str | None, keymap_file: str | None,
+               overlap: int | None, overlap_share: float | None, calibrate: bool,
+               run_id: str | None):
+    """Check the options, then run the review UI (or calibration) until it quits; the app."""
     from builder.review.settings import overlap_setting
-    from builder.store import Store
-    from builder.store.runs import require_run
     from review_tui.keymap import load_keymap
 
     if run_id is not None and not calibrate:
         raise InputError("--run only applies with --calibrate")
-    db_path = ctx.obj.db_path
     if not Path(db_path).is_file():
         raise InputError("no database here; run `golden ingest` and `golden generate` first",
                          path=db_path)
@@ -70,6 +95,9 @@ def review(ctx: click.Context, annotator: str | None, keymap_file: str | None,
     keymap = load_keymap(keymap_file)
     wanted_overlap = overlap_setting(overlap, overlap_share)
     if calibrate:
+        from builder.store import Store
+        from builder.store.runs import require_run
+
         with Store(db_path) as store:
             run_id = require_run(store, run_id)["id"]
 
@@ -78,14 +106,7 @@ def review(ctx: click.Context, annotator: str | None, keymap_file: str | None,
     app = ReviewApp(db_path, annotator, keymap=keymap, calibrate=calibrate, run_id=run_id,
                     overlap=wanted_overlap)
     app.run()
-    unsaved = app.unsaved()
-    if unsaved:
-        for line in unsaved:
-            click.echo(f"golden: not saved: {line}", err=True)
-        raise JobError(f"{len(unsaved)} decision(s) could not be saved (see above); the "
-                       f"database stayed unavailable", path=db_path)
-    if app.return_code:
-        sys.exit(app.return_code)
+    return app
 
 
 review.add_command(export_log)

@@ -72,7 +72,10 @@ class DecisionWriter:
         return self._deadline is not None and time.monotonic() >= self._deadline
 
     def _run(self) -> None:
-        store = Store(self._db_path, migrate=False)
+        # Opened by the first job, not when the app starts: opening reads the schema, and the
+        # first job comes after the UI's first frame. A storage fault on opening is retried
+        # with that job.
+        store: Store | None = None
         try:
             while True:
                 job = self._queue.get()
@@ -84,6 +87,8 @@ class DecisionWriter:
                 attempt = 0
                 while True:
                     try:
+                        if store is None:
+                            store = Store(self._db_path, migrate=False)
                         future.set_result(fn(store, *args, **kwargs))
                         break
                     except JobError as exc:  # a storage fault: keep the job, try again
@@ -102,4 +107,5 @@ class DecisionWriter:
                         future.set_exception(exc)
                         break
         finally:
-            store.close()
+            if store is not None:
+                store.close()

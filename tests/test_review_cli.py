@@ -72,3 +72,12 @@ def test_review_command_bad_input_exits_2(tmp_path, capsys):
     assert code == 2 and f"{keys}:2: review.accept" in err
     code, err = run_cli(["--db", str(db), "review", "--run", "r1"], capsys)
     assert code == 2 and "--calibrate" in err
+
+
+def test_review_command_leaves_the_gc_on_when_it_fails(tmp_path, capsys):
+    """`golden review` turns the cyclic GC off for its start-up: on again however it ends."""
+    import gc
+
+    assert gc.isenabled()
+    code, err = run_cli(["--db", str(tmp_path / "none.db"), "review"], capsys)
+    assert code == 2 and gc.isenabled()

@@ -727,7 +727,9 @@ async def main():
     async with app.run_test(size=(80, 24)) as pilot:
         await app.screen.settle()
         assert app.screen.current_id == "c000000"
-    print(" ".join(m for m in ("sqlite_utils", "numpy", "pydantic", "markdown_it")
+    print(" ".join(m for m in ("sqlite_utils", "numpy", "pydantic", "markdown_it",
+                               "review_tui.screens.help", "review_tui.screens.modals",
+                               "builder.store.review_log", "hashlib")
                    if m in sys.modules))
 
 asyncio.run(main())
@@ -737,7 +739,8 @@ asyncio.run(main())
 def test_the_first_frame_needs_neither_sqlite_utils_nor_pydantic_nor_dialogs(db, tmp_path):
     """What the first frame does not need is not imported before it (issue 32: the first
     frame was 3-4x a bare Textual app's, sqlite-utils, the help's Markdown and the dialogs
-    among the causes); opening an up-to-date database reads its schema version only."""
+    among the causes; the decision log and hashlib are needed by the first decision and
+    overlap only); opening an up-to-date database reads its schema version only."""
     import os
     import subprocess
     import sys
@@ -779,6 +782,73 @@ async def test_the_first_item_is_open_when_the_screen_mounts(db):
             busy.set()
     finally:
         busy.set()
+
+
+async def test_the_first_frame_shown_holds_the_first_item(db, monkeypatch):
+    """Every frame the app renders reaches the terminal, and the first one already shows the
+    first item with its answer. (The screen pushed from the app's on_mount was laid out and
+    rendered inside Textual's start-up batch, a frame thrown away; the first frame shown
+    then held the list without the item, which came a layout and a footer build later.)"""
+    import re
+
+    from rich.console import Console
+    from textual.app import App
+
+    frames: list[tuple[int, str]] = []
+    display = App._display
+    console = Console(width=80, color_system=None, force_terminal=True)
+
+    def recording(self, screen, renderable):
+        if renderable is not None and hasattr(renderable, "render_segments"):
+            text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "\n", renderable.render_segments(console))
+            frames.append((self._batch_count, text))
+        return display(self, screen, renderable)
+
+    monkeypatch.setattr(App, "_display", recording)
+    app = ReviewApp(db, "ann")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+    assert frames
+    assert [batch for batch, _ in frames if batch] == []  # none rendered only to be dropped
+    first = frames[0][1]
+    assert "Question 0?" in first and "Answer 0" in first
+
+
+def test_the_writer_opens_its_database_with_the_first_job_and_reports_a_failure(tmp_path):
+    """The writer thread opens its connection when the first job comes (after the first
+    frame), not when the app starts; a file it cannot open fails that job with the reason
+    (before, the thread died at start and every job waited for ever)."""
+    import sqlite3
+
+    from builder.errors import InputError
+    from review_tui.writer import DecisionWriter
+
+    path = tmp_path / "other.db"
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE someone_elses (x)")
+    writer = DecisionWriter(str(path))
+    try:
+        future = writer.submit(lambda store: "written")
+        with pytest.raises(InputError, match="not a golden database"):
+            future.result(timeout=10)
+    finally:
+        writer.close(timeout=5)
+
+
+async def test_the_gc_is_on_again_once_the_first_frame_is_shown(db):
+    """`golden review` starts with the cyclic GC off (review_tui/commands.py); the app turns
+    it on again once its first frame is on screen, not when it quits."""
+    import gc
+
+    gc.disable()
+    try:
+        app = ReviewApp(db, "ann")
+        async with app.run_test(size=(80, 24)) as pilot:
+            await pilot.pause()
+            assert app.screen.current_id == "c000000"
+            assert gc.isenabled()
+    finally:
+        gc.enable()
 
 
 async def test_a_locked_database_at_start_leaves_the_first_claim_to_the_writer(db):

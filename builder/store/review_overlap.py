@@ -13,10 +13,10 @@ the change completes (an item waiting for a second vote when k drops to 1 takes 
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sqlite3
 from dataclasses import dataclass
+from functools import cache
 
 from builder.errors import InputError
 
@@ -24,9 +24,18 @@ META_KEY = "review.overlap"
 SLOT_FUNCTION = "golden_overlap_slot"
 
 
+@cache
+def _sha1():
+    """hashlib's sha1, imported on the first slot asked for: only with overlap on, and never
+    before the review UI's first frame (hashlib's OpenSSL binding costs ~3 ms to load)."""
+    import hashlib
+
+    return hashlib.sha1
+
+
 def overlap_slot(candidate_id: str | None) -> float:
     """A stable number in [0, 1) for a candidate id (the first 32 bits of its sha1)."""
-    digest = hashlib.sha1(str(candidate_id).encode("utf-8", "surrogatepass")).digest()
+    digest = _sha1()(str(candidate_id).encode("utf-8", "surrogatepass")).digest()
     return int.from_bytes(digest[:4], "big") / 2 ** 32
 
 

@@ -1,6 +1,7 @@
 """The review screen: candidate list, detail pane, progress header, and every review key.
 Dialogs are imported by the key that opens them: none is needed for the first frame (help's
-Markdown alone cost ~50 ms of start-up).
+Markdown alone cost ~50 ms of start-up); so is the store's decision log (`review_log`, 500
+lines compiled on every start where bytecode is not cached), by the first decision.
 
 Data flow, and what keeps it fast, loss-free and free of duplicated work:
 - Reads that a key press needs (a block of list rows, one candidate's detail) run on the UI
@@ -39,7 +40,7 @@ from textual.worker import WorkerCancelled
 
 from builder.errors import JobError
 from builder.store import Store
-from builder.store import review_leases, review_log, review_queue, review_ready
+from builder.store import review_leases, review_queue, review_ready
 from builder.store.review_queue import CandidateFilter
 from builder.vocabulary import DECIDED_STATUS
 from builder.text.terminal import visible
@@ -49,6 +50,7 @@ from review_tui.widgets.footer import KeyFooter
 from review_tui.widgets.progress import ProgressLine
 
 if TYPE_CHECKING:
+    from builder.store import review_log
     from review_tui.screens.edit import EditResult
     from review_tui.screens.modals import BulkChoice, Rejection
 
@@ -581,6 +583,8 @@ class ReviewScreen(Screen):
         """Accept / reject / skip the current candidate (a final decision in the
         adjudication queue, where skip passes the item on without recording anything), then
         open the next item lined up for this session."""
+        from builder.store import review_log
+
         cid = self.current_id
         if cid is None:
             if self._waiting_for_item():
@@ -637,6 +641,7 @@ class ReviewScreen(Screen):
         self.app.push_screen(RejectScreen(), done)
 
     def action_edit(self) -> None:
+        from builder.store import review_log
         from review_tui.screens.edit import EditScreen
 
         if self.current is None:
@@ -659,6 +664,7 @@ class ReviewScreen(Screen):
         self.app.push_screen(EditScreen(self.current), done)
 
     def action_tag(self) -> None:
+        from builder.store import review_log
         from review_tui.screens.modals import TagScreen
 
         if self.current is None:
@@ -678,6 +684,8 @@ class ReviewScreen(Screen):
         self.app.push_screen(TagScreen(self.current.get("tags", []), known), done)
 
     def action_undo(self) -> None:
+        from builder.store import review_log
+
         self._submit(review_log.undo_last, self.annotator, on_done=self._undone,
                      label="undo")
 
@@ -703,6 +711,7 @@ class ReviewScreen(Screen):
         self.list.refresh()
 
     def action_bulk(self, action: str) -> None:
+        from builder.store import review_log
         from review_tui.screens.modals import BulkConfirmScreen, RejectScreen, TagScreen
 
         f = self.filter
@@ -823,6 +832,7 @@ class ReviewScreen(Screen):
     def action_mark_chunks(self) -> None:
         """Mark the relevant chunks of the current item in the knowledge-base search (space
         marks, enter or escape saves): a production item needs them before it is accepted."""
+        from builder.store import review_log
         from review_tui.screens.kb_search import KBSearchScreen
 
         if self.current is None:
