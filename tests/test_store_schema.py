@@ -62,7 +62,7 @@ TABLES = {
                   "uid final",
     "review_votes": "candidate_id annotator final decision reason note at log_id",
     "run_items": "run_id query_id question reference answer contexts retrieved_ids metrics judge",
-    "runs": "id name golden_path run_path judge_model options summary created_at",
+    "runs": "id name golden_path run_path judge_model options summary created_at item_metrics",
     "sqlite_sequence": "name seq",
     "stage_done": "stage key done_at info",
 }
@@ -83,7 +83,7 @@ TRIGGERS = ["candidates_fts_ad", "candidates_fts_ai", "candidates_fts_au", "chun
 MIGRATIONS = ["m001_documents_and_chunks", "m002_generation_review_llm_runs",
               "m003_review_indexes", "m004_review_search_and_counts", "m005_fact_cells",
               "m006_review_team", "m007_production_logs", "m008_batch_requests",
-              "m009_judge_calibration"]
+              "m009_judge_calibration", "m010_run_item_metrics"]
 
 
 def schema(conn: sqlite3.Connection) -> tuple[dict, list, list]:
