@@ -45,8 +45,9 @@ def test_values_that_are_not_floats_keep_their_type():
     metrics = [{"hits": 3, "ok": True, "label": "x", "score": float("nan"), "p": 0.5},
                {"hits": 0, "ok": False, "label": None, "score": 1.0, "p": 0.25},
                {"p": 1.0}]
-    keys = ["hits", "ok", "label", "score", "p"]
-    read = unpack_item_metrics(pack_item_metrics(query_ids, metrics, keys))
+    keys, packed = pack_item_metrics(query_ids, metrics)
+    assert keys == ["hits", "ok", "label", "score", "p"]
+    read = unpack_item_metrics(packed)
     assert [type(v) for v in read["a"].values()] == [int, bool, str, float, float]
     assert math.isnan(read["a"].pop("score"))
     assert read == {"a": {"hits": 3, "ok": True, "label": "x", "p": 0.5},

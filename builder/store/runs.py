@@ -21,7 +21,6 @@ import zlib
 from array import array
 from collections.abc import Iterable, Mapping
 from itertools import chain, repeat
-from operator import itemgetter
 from typing import Any
 
 from builder.errors import InputError
@@ -51,9 +50,8 @@ def save_run(
     much as binding a value), JSON by one C encoder.
     """
     items = list(items)
-    metrics = [item.get("metrics") or {} for item in items]
-    keys = list(dict.fromkeys(chain.from_iterable(dict.fromkeys(map(tuple, metrics)))))
     query_ids = [item["query_id"] for item in items]
+    keys, packed = pack_item_metrics(query_ids, [item.get("metrics") or {} for item in items])
     fields, columns = [], []
     for field in _ITEM_FIELDS:
         column = [item.get(field) for item in items]
@@ -72,7 +70,7 @@ def save_run(
             " created_at, item_metrics) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (run_id, name, golden_path, run_path, judge_model,
              to_json({**options, "metric_keys": keys}),
-             to_json(dict(summary)), utcnow(), pack_item_metrics(query_ids, metrics, keys)))
+             to_json(dict(summary)), utcnow(), packed))
         conn.executemany(insert_items, zip(repeat(run_id), query_ids, *columns))
 
 
@@ -83,32 +81,34 @@ def _json(value: Any) -> str | None:
     return None if value is None else _ENCODE(value)
 
 
-def pack_item_metrics(query_ids: list[str], metrics: list[Mapping[str, Any]],
-                      keys: list[str]) -> bytes:
-    """Every item's metrics (`keys`: every name they use) as one zlib-compressed value: a JSON
-    header line {"query_ids": [...], "keys": [...], "columns": [...]}, then the body. A column
-    (one per key) whose values are all floats is "f8" in the header and its values are in the
-    body as little-endian doubles, item by item (the first item's "f8" values, then the
-    second's, ...); any other column (a missing value as null, ints, booleans, text) is its
-    JSON list in the header. Doubles keep every float bit for bit, so what
-    `unpack_item_metrics` gives back equals what was saved."""
-    get = itemgetter(*keys) if len(keys) > 1 else lambda m: tuple(m[k] for k in keys)
-    try:
-        rows = list(map(get, metrics))
-    except KeyError:  # items of several shapes (judged and not, say)
+def pack_item_metrics(query_ids: list[str], metrics: list[dict[str, Any]]
+                      ) -> tuple[list[str], bytes]:
+    """(keys, packed): every name the items' metrics use (first-seen order) and all the values
+    as one zlib-compressed value: a JSON header line {"query_ids": [...], "keys": [...],
+    "columns": [...]}, then the body. A column (one per key) whose values are all floats is
+    "f8" in the header and its values are in the body as little-endian doubles, item by item
+    (the first item's "f8" values, then the second's, ...); any other column (a missing value
+    as null, ints, booleans, text) is its JSON list in the header. Doubles keep every float bit
+    for bit, so what `unpack_item_metrics` gives back equals what was saved."""
+    shapes = dict.fromkeys(map(tuple, metrics))
+    keys = list(dict.fromkeys(chain.from_iterable(shapes)))
+    if len(shapes) == 1:  # the usual case: every item has the same names in the same order
+        rows: list[tuple] | map = map(dict.values, metrics)
+    else:  # items of several shapes (judged and not, say)
         rows = [tuple(m.get(k) for k in keys) for m in metrics]
     flat = list(chain.from_iterable(rows))
     if set(map(type, flat)) <= {float}:  # the usual case: every value a float
         header: list[Any] = ["f8"] * len(keys)
     else:
-        columns = list(zip(*rows)) or [()] * len(keys)
-        header = ["f8" if c and set(map(type, c)) == {float} else list(c) for c in columns]
+        width = len(keys)
+        columns = [flat[i::width] for i in range(width)]
+        header = ["f8" if c and set(map(type, c)) == {float} else c for c in columns]
         flat = list(chain.from_iterable(zip(*(c for c, h in zip(columns, header) if h == "f8"))))
     floats = array("d", flat)
     if sys.byteorder != "little":
         floats.byteswap()
     head = _ENCODE({"query_ids": query_ids, "keys": keys, "columns": header})
-    return zlib.compress(head.encode() + b"\n" + floats.tobytes(), 1)
+    return keys, zlib.compress(head.encode() + b"\n" + floats.tobytes(), 1)
 
 
 def unpack_item_metrics(packed: bytes | None) -> dict[str, dict[str, Any]] | None:
