@@ -187,3 +187,18 @@ def test_a_snapshot_for_other_migrations_is_not_used(tmp_path, monkeypatch):
     with Store(tmp_path / "g.db") as store:
         assert schema(store.conn) == (TABLES, INDEXES, TRIGGERS)
         assert not store.query("SELECT name FROM sqlite_master WHERE name = 'wrong'")
+
+
+def test_new_and_older_files_alike_end_up_in_wal_with_synchronous_normal(tmp_path):
+    """A new file is switched to WAL without syncing (nothing in it to lose), a file made in
+    rollback-journal mode (as sqlite-utils makes one) the usual way: either way every later
+    transaction runs in WAL with synchronous=NORMAL."""
+    older = tmp_path / "older.db"
+    db = sqlite_utils.Database(older)
+    migrations.apply(db)
+    db.close()
+    for path in (tmp_path / "new.db", older):
+        with Store(path) as store:
+            assert store.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+            assert store.conn.execute("PRAGMA synchronous").fetchone()[0] == 1
+            assert schema(store.conn) == (TABLES, INDEXES, TRIGGERS)
