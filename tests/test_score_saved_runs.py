@@ -93,3 +93,29 @@ def test_rows_saved_by_earlier_goldens_read_back_as_they_did(tmp_path):
         _save(store, [{"query_id": "q1", "metrics": {"mrr": 1.0}}], run_id="new")
         assert _metrics(store, "new") == {"q1": {"mrr": 1.0}}
         assert _metrics(store, "old") == {"q1": {"mrr": 0.5}, "q2": {"mrr": 0.25}}
+
+
+def test_item_texts_are_stored_exactly_nul_characters_included(tmp_path):
+    """Rows go in through one JSON array (or, when a text holds a NUL, row by row): either way
+    each column holds exactly the item's text, and JSON columns exactly their JSON."""
+    items = [{"query_id": "q1", "question": 'Qué "cita" \\ dice?', "answer": "Línea\nnueva",
+              "contexts": ["ctx \"a\"", "ctx ü"], "retrieved_ids": ["d1", "d2"],
+              "metrics": {"mrr": 1.0}, "judge": {"faithfulness": {"score": 4}}},
+             {"query_id": "q2", "question": "Plain?", "metrics": {"mrr": 0.5}}]
+    with_nul = [dict(items[0], query_id="n1", answer="before\x00after"), items[1]]
+    with Store(tmp_path / "g.db") as store:
+        for run_id, saved in (("plain", items), ("nul", with_nul)):
+            _save(store, saved, run_id=run_id)
+            rows = store.query("SELECT query_id, question, reference, answer, contexts,"
+                               " retrieved_ids, judge FROM run_items WHERE run_id = ?"
+                               " ORDER BY query_id", [run_id])
+            assert rows == [{
+                "query_id": i["query_id"], "question": i.get("question"), "reference": None,
+                "answer": i.get("answer"),
+                "contexts": json.dumps(i["contexts"], ensure_ascii=False) if "contexts" in i
+                else None,
+                "retrieved_ids": json.dumps(i["retrieved_ids"]) if "retrieved_ids" in i
+                else None,
+                "judge": json.dumps(i["judge"]) if "judge" in i else None}
+                for i in sorted(saved, key=lambda i: i["query_id"])]
+        assert list_run_items(store, "nul")[0]["answer"] == "before\x00after"
