@@ -203,6 +203,11 @@ def main() -> None:
         for name in ends:
             if name != "pytrec end to end":
                 print(f"  {name:<26}{paired(figures, name)}")
+        if args.against:
+            ratios = [a / b for a, b in zip(figures["golden end to end + save"],
+                                            figures["other end to end + save"])]
+            print(f"  {'this save / other save':<26}{statistics.median(ratios):.2f}x (rounds "
+                  f"{min(ratios):.2f}-{max(ratios):.2f})")
     print("load average before: {:.2f} {:.2f} {:.2f}, after: {:.2f} {:.2f} {:.2f}".format(
         *load_before, *load_after))
     print(f"per-query values compared: {len(theirs) * len(PAIRS)}, mismatches: {mismatches}")
