@@ -19,13 +19,16 @@ pytrec_eval lives only in a separate venv (it is not a golden dependency):
 
     python3 -m venv /work/benchvenv && /work/benchvenv/bin/pip install pytrec_eval-terrier==0.5.11
     python bench/bench_score.py [--bench-python /work/benchvenv/bin/python] [--repeat 5]
-        [--against /path/to/other/checkout]
+        [--against /path/to/other/checkout] [--no-compute]
 
-Ratios are paired: each round runs every command once, back to back, and the figure is the
-median of the rounds' own ratios (a load spike then hits both sides of a ratio alike), beside
-the ratio of the medians. `--against` also runs another checkout's golden (its default save)
-in the same rounds: the code before a change, measured under the same load. The load average
-is printed before and after.
+Ratios are paired: each round runs every command once, back to back (every other round in
+reverse order), and the figure is the median of the rounds' own ratios (a load spike then hits
+both sides of a ratio alike), beside the ratio of the medians. They are given for process wall
+time and for process CPU time (user + system): when other work holds the cores, wall time
+includes waiting for a core and CPU time does not, so the CPU ratio is the steadier of the
+two. `--against` also runs another checkout's golden (its default save) in the same rounds:
+the code before a change, measured under the same load. The load average is printed before
+and after.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ import argparse
 import json
 import os
 import random
+import resource
 import statistics
 import subprocess
 import sys
@@ -101,10 +105,18 @@ def worker_compute(side: str, qrels_path: str, run_path: str) -> dict:
     return {"compute_s": time.perf_counter() - t0}
 
 
-def timed(cmd: list[str], cwd: Path) -> float:
-    t0 = time.perf_counter()
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def timed(cmd: list[str], cwd: Path, cpu: list[float]) -> float:
+    """The command's process wall time; its CPU time (user + system) is appended to `cpu`."""
+    c0, t0 = _children_cpu(), time.perf_counter()
     subprocess.run(cmd, check=True, cwd=cwd, capture_output=True)
-    return time.perf_counter() - t0
+    wall = time.perf_counter() - t0
+    cpu.append(_children_cpu() - c0)
+    return wall
 
 
 def _fresh(db: Path) -> None:
@@ -119,6 +131,8 @@ def main() -> None:
     ap.add_argument("--worker", nargs=3, metavar=("SIDE", "QRELS", "RUN"))
     ap.add_argument("--bench-python", default="/work/benchvenv/bin/python")
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--no-compute", action="store_true",
+                    help="Only the end-to-end commands (not the in-process compute figures).")
     ap.add_argument("--against", type=Path, default=None,
                     help="Another checkout whose golden (default save) runs in the same rounds.")
     args = ap.parse_args()
@@ -136,25 +150,29 @@ def main() -> None:
                       str(folder / "pytrec.json"), json.dumps(sorted(MEASURES))]
         golden_cmd = [*golden, "--db", str(folder / "bench.db"), "score", "--qrels", str(qrels),
                       "--trec-run", str(run), "--no-judge", "--out", str(folder / "golden.json")]
-        names = ["golden compute", "pytrec compute", "golden end to end", "pytrec end to end",
-                 "golden end to end + save"] + (["other end to end + save"] if args.against
-                                                else [])
+        ends = {  # name: (command, folder it runs in, wants a new database)
+            "golden end to end": ([*golden_cmd, "--no-save"], ROOT, False),
+            "pytrec end to end": (pytrec_cmd, ROOT, False),
+            "golden end to end + save": ([*golden_cmd, "--name", "r"], ROOT, True)}
+        if args.against:
+            ends["other end to end + save"] = (
+                [*golden_cmd[:-1], str(folder / "other.json"), "--name", "r"], args.against, True)
+        names = ([] if args.no_compute else ["golden compute", "pytrec compute"]) + list(ends)
         times: dict[str, list[float]] = {k: [] for k in names}
+        cpu: dict[str, list[float]] = {k: [] for k in ends}
         load_before = os.getloadavg()
         for i in range(args.repeat):  # interleaved
-            for side, python in (("golden", sys.executable), ("pytrec", args.bench_python)):
+            for side, python in (() if args.no_compute else
+                                 (("golden", sys.executable), ("pytrec", args.bench_python))):
                 out = subprocess.run([python, __file__, "--worker", side, str(qrels), str(run)],
                                      check=True, capture_output=True, text=True, cwd=ROOT).stdout
                 times[f"{side} compute"].append(json.loads(out)["compute_s"])
-            times["golden end to end"].append(timed([*golden_cmd, "--no-save"], ROOT))
-            times["pytrec end to end"].append(timed(pytrec_cmd, ROOT))
-            _fresh(folder / "bench.db")
-            times["golden end to end + save"].append(timed([*golden_cmd, "--name", f"r{i}"], ROOT))
-            if args.against:
-                _fresh(folder / "bench.db")
-                times["other end to end + save"].append(
-                    timed([*golden_cmd[:-1], str(folder / "other.json"), "--name", f"r{i}"],
-                          args.against))
+            # every other round in reverse order, so no command always runs first (or last)
+            for name in (list(ends) if i % 2 == 0 else list(reversed(ends))):
+                cmd, cwd, fresh = ends[name]
+                if fresh:
+                    _fresh(folder / "bench.db")
+                times[name].append(timed(cmd, cwd, cpu[name]))
         load_after = os.getloadavg()
 
         ours = json.loads((folder / "golden.json").read_text())["per_query"]
@@ -163,28 +181,33 @@ def main() -> None:
                          if abs(ours[q]["metrics"][g] - measures[p]) > 1e-9)
 
     med = {k: statistics.median(v) for k, v in times.items()}
-    ref = times["pytrec end to end"]
 
-    def paired(name: str) -> str:
-        ratios = [a / b for a, b in zip(times[name], ref)]
-        return (f"{statistics.median(ratios):.2f}x (rounds {min(ratios):.2f}-"
-                f"{max(ratios):.2f}; ratio of medians {med[name] / med['pytrec end to end']:.2f}x)")
+    def paired(figures: dict[str, list[float]], name: str) -> str:
+        ref = figures["pytrec end to end"]
+        ratios = [a / b for a, b in zip(figures[name], ref)]
+        return (f"{statistics.median(ratios):.2f}x (rounds {min(ratios):.2f}-{max(ratios):.2f};"
+                f" ratio of medians {statistics.median(figures[name]) / statistics.median(ref):.2f}x)")
 
     print(f"{N_QUERIES} queries x {N_RETRIEVED} retrieved ids, k={','.join(map(str, KS))}, "
           f"{len(PAIRS)} shared measures; median of {args.repeat} interleaved runs "
           "(a shared machine: compare the ratios, not the seconds)")
-    print(f"{'':<28}{'seconds':>10}")
+    print(f"{'':<28}{'seconds':>10}{'CPU s':>10}")
     for k, v in med.items():
-        print(f"{k:<28}{v:>10.3f}")
-    ratio = {k: med[f"golden {k}"] / med[f"pytrec {k}"] for k in ("compute", "end to end")}
-    print(f"golden / pytrec_eval-terrier: compute {ratio['compute']:.2f}x,"
-          f" end to end {ratio['end to end']:.2f}x, end to end with the default save "
-          f"{med['golden end to end + save'] / med['pytrec end to end']:.2f}x"
-          " (below 1 = golden faster)")
-    print("paired, per round, against pytrec_eval end to end:")
-    for name in names[2:]:
-        if name != "pytrec end to end":
-            print(f"  {name:<26}{paired(name)}")
+        shown = f"{statistics.median(cpu[k]):>10.3f}" if k in cpu else ""
+        print(f"{k:<28}{v:>10.3f}{shown}")
+    if not args.no_compute:
+        print(f"golden / pytrec_eval-terrier compute: "
+              f"{med['golden compute'] / med['pytrec compute']:.2f}x (below 1 = golden faster)")
+    for title, figures in (("process wall", times), ("process CPU (user + system)", cpu)):
+        print(f"paired, per round, against pytrec_eval end to end, {title}:")
+        for name in ends:
+            if name != "pytrec end to end":
+                print(f"  {name:<26}{paired(figures, name)}")
+        if args.against:
+            ratios = [a / b for a, b in zip(figures["golden end to end + save"],
+                                            figures["other end to end + save"])]
+            print(f"  {'this save / other save':<26}{statistics.median(ratios):.2f}x (rounds "
+                  f"{min(ratios):.2f}-{max(ratios):.2f})")
     print("load average before: {:.2f} {:.2f} {:.2f}, after: {:.2f} {:.2f} {:.2f}".format(
         *load_before, *load_after))
     print(f"per-query values compared: {len(theirs) * len(PAIRS)}, mismatches: {mismatches}")

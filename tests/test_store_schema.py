@@ -62,7 +62,7 @@ TABLES = {
                   "uid final",
     "review_votes": "candidate_id annotator final decision reason note at log_id",
     "run_items": "run_id query_id question reference answer contexts retrieved_ids metrics judge",
-    "runs": "id name golden_path run_path judge_model options summary created_at",
+    "runs": "id name golden_path run_path judge_model options summary created_at item_metrics",
     "sqlite_sequence": "name seq",
     "stage_done": "stage key done_at info",
 }
@@ -83,7 +83,7 @@ TRIGGERS = ["candidates_fts_ad", "candidates_fts_ai", "candidates_fts_au", "chun
 MIGRATIONS = ["m001_documents_and_chunks", "m002_generation_review_llm_runs",
               "m003_review_indexes", "m004_review_search_and_counts", "m005_fact_cells",
               "m006_review_team", "m007_production_logs", "m008_batch_requests",
-              "m009_judge_calibration"]
+              "m009_judge_calibration", "m010_run_item_metrics"]
 
 
 def schema(conn: sqlite3.Connection) -> tuple[dict, list, list]:
@@ -187,3 +187,18 @@ def test_a_snapshot_for_other_migrations_is_not_used(tmp_path, monkeypatch):
     with Store(tmp_path / "g.db") as store:
         assert schema(store.conn) == (TABLES, INDEXES, TRIGGERS)
         assert not store.query("SELECT name FROM sqlite_master WHERE name = 'wrong'")
+
+
+def test_new_and_older_files_alike_end_up_in_wal_with_synchronous_normal(tmp_path):
+    """A new file is switched to WAL without syncing (nothing in it to lose), a file made in
+    rollback-journal mode (as sqlite-utils makes one) the usual way: either way every later
+    transaction runs in WAL with synchronous=NORMAL."""
+    older = tmp_path / "older.db"
+    db = sqlite_utils.Database(older)
+    migrations.apply(db)
+    db.close()
+    for path in (tmp_path / "new.db", older):
+        with Store(path) as store:
+            assert store.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+            assert store.conn.execute("PRAGMA synchronous").fetchone()[0] == 1
+            assert schema(store.conn) == (TABLES, INDEXES, TRIGGERS)

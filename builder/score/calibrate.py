@@ -2,8 +2,8 @@
 
 Human scores come from the `calibration` table (written by the review UI) or an imported
 CSV/JSONL file with `query_id`, `metric`, `score` (and optional `annotator`). Judge scores come
-from a scored run's `run_items.metrics`. Each human score (the latest per query, metric and
-annotator) is paired with the judge's score for the same query and metric.
+from a scored run's item metrics (`list_run_items`). Each human score (the latest per query,
+metric and annotator) is paired with the judge's score for the same query and metric.
 
 Figures per metric and overall: exact agreement, within-one agreement and quadratic-weighted
 Cohen's kappa over the 1-5 scale. Kappa is None (not NaN) when it is undefined (every score

@@ -574,6 +574,15 @@ def m009_judge_calibration(db: Database) -> None:
     )
 
 
+
+@migrations()
+def m010_run_item_metrics(db: Database) -> None:
+    """Every item's metrics of a scored run packed into one value on its `runs` row
+    (builder/store/runs.py `pack_item_metrics`: floats as doubles, zlib) instead of a JSON text
+    on each `run_items` row: a 10,000-query save then writes one value, not 10,000 texts.
+    Runs saved before keep their per-row metrics, which read back as they did."""
+    db.execute("ALTER TABLE runs ADD COLUMN item_metrics BLOB")
+
 def known_migrations() -> list[str]:
     """Names of this golden's migrations, in order; their count is the schema version."""
     return [m.name for m in migrations._migrations]  # sqlite-utils keeps them in this list
