@@ -14,7 +14,9 @@ and licences; neither is part of this repository, both are read where they lie):
 - `--ragtruth DIR`: RAGTruth (Niu et al., ACL 2024), ParticleMedia/RAGTruth commit
   c103204b9ce28d6bbad859304bf30de72b8ed8fe, `response.jsonl` and `source_info.jsonl`: QA
   responses of the test split (quality "good" or "incorrect_refusal"; truncated ones left
-  out), "hallucinated" = at least one human-marked hallucination span.
+  out), "hallucinated" = at least one human-marked hallucination span. Where those two files
+  cannot be had, bench/ragtruth_faithjudge.py rebuilds them for QA from vectara/FaithJudge's
+  copy (552 test-split answers to 94 of the 150 test questions; see bench/JUDGE_DATA.md).
 
 - `--begin begin_test_wow.tsv`: BEGIN (Dziri et al., TACL 2022), google/BEGIN-dataset commit
   6e65f0d5a1ed1b9574643a7640ff1678d4e979b5, `wow/begin_test_wow.tsv`: knowledge-grounded

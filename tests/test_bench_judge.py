@@ -1,11 +1,13 @@
 """bench/bench_judge.py's FaithBench sample: only unanimously labelled summaries, half of each
-label, the same answers for the same file and seed; and its agreement rows count the cells a
-kappa stands on."""
+label, the same answers for the same file and seed; its agreement rows count the cells a
+kappa stands on; and bench/ragtruth_faithjudge.py turns FaithJudge's copy of RAGTruth QA into
+the two files the RAGTruth loader reads."""
 
 from __future__ import annotations
 
 import csv
 import importlib.util
+import json
 from pathlib import Path
 
 import pytest
@@ -91,3 +93,63 @@ def test_balanced_accuracy_is_the_mean_recall_of_both_labels():
     pairs = [(True, True)] * 3 + [(False, True)] * 1 + [(False, False)] * 10 + [(True, False)] * 10
     assert bench.balanced_accuracy(pairs) == (0.75 + 0.5) / 2
     assert bench.balanced_accuracy([(True, True)]) is None
+
+
+def ragtruth_faithjudge():
+    path = ROOT / "bench" / "ragtruth_faithjudge.py"
+    spec = importlib.util.spec_from_file_location("ragtruth_faithjudge", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def faithjudge_line(source_id: int, *answers: tuple[str, str, list]) -> str:
+    return json.dumps({
+        "source_id": source_id,
+        "source": {"question": f"question {source_id}",
+                   "passages": f"passage 1:first {source_id}\n\npassage 2:second {source_id}\n\n"},
+        "responses": [{"response": text, "model": model, "labels": labels}
+                      for model, text, labels in answers]})
+
+
+SPAN = [{"start": 0, "end": 4, "text": "made", "label_type": "Evident Baseless Info"}]
+
+
+def test_faithjudge_copy_becomes_ragtruth_files_the_loader_reads(tmp_path, capsys):
+    """FaithJudge's QA lines plus a split list give RAGTruth's two files: only sources the
+    split list names as test are sampled, labels stay the human spans."""
+    fj = tmp_path / "ragtruth_qa.jsonl"
+    fj.write_text("\n".join([
+        faithjudge_line(7, ("gpt-4-0613", "made up", SPAN), ("llama-2-7b-chat", "fine", [])),
+        faithjudge_line(8, ("gpt-4-0613", "made up too", SPAN), ("mistral-7B-instruct", "ok", [])),
+    ]) + "\n", encoding="utf-8")
+    split = tmp_path / "chunk.json"
+    split.write_text(json.dumps([{"source_id": "7", "split": "test"},
+                                 {"source_id": "9", "split": "test"}]), encoding="utf-8")
+    out = tmp_path / "ragtruth"
+    assert ragtruth_faithjudge().main(["--faithjudge", str(fj), "--test-split", str(split),
+                                       "--out", str(out)]) == 0
+    assert "test split: 1 sources, 2 responses (1 with" in capsys.readouterr().out
+    picked = bench_judge().load_ragtruth(out, 2, seed=15)
+    assert [(r["id"], r["human_hallucination"]) for r in picked] == [
+        ("7-gpt-4-0613", True), ("7-llama-2-7b-chat", False)]
+    assert picked[0]["question"] == "question 7"
+    assert picked[0]["contexts"] == ["first 7", "second 7"]
+    train = [json.loads(line) for line in (out / "response.jsonl").read_text().splitlines()]
+    assert {r["source_id"]: r["split"] for r in train} == {"7": "test", "8": "train"}
+    assert train[0]["labels"] == SPAN
+
+
+def test_faithjudge_bad_line_names_it_and_writes_nothing(tmp_path, capsys):
+    fj = tmp_path / "ragtruth_qa.jsonl"
+    fj.write_text(faithjudge_line(7, ("gpt-4-0613", "x", [])) + '\n{"source_id": 8}\n',
+                  encoding="utf-8")
+    split = tmp_path / "chunk.jsonl"
+    split.write_text('{"source_id": "7", "split": "test"}\n', encoding="utf-8")
+    out = tmp_path / "ragtruth"
+    assert ragtruth_faithjudge().main(["--faithjudge", str(fj), "--test-split", str(split),
+                                       "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"{fj}:2: not a FaithJudge RAGTruth QA line")
+    assert len(err.strip().splitlines()) == 1
+    assert not out.exists()
