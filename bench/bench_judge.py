@@ -17,6 +17,8 @@ and licences; neither is part of this repository, both are read where they lie):
   out), "hallucinated" = at least one human-marked hallucination span. Where those two files
   cannot be had, bench/ragtruth_faithjudge.py rebuilds them for QA from vectara/FaithJudge's
   copy (552 test-split answers to 94 of the 150 test questions; see bench/JUDGE_DATA.md).
+  `--split train` reads the train split instead (265 answers in that copy): the development
+  set, where false alarms and misses are read and rules tuned; the test split only reports.
 
 - `--begin begin_test_wow.tsv`: BEGIN (Dziri et al., TACL 2022), google/BEGIN-dataset commit
   6e65f0d5a1ed1b9574643a7640ff1678d4e979b5, `wow/begin_test_wow.tsv`: knowledge-grounded
@@ -195,7 +197,7 @@ def code_only(records: list[dict]) -> None:
     values, new_words = [], []
     claims = decided = 0
     for r in records:
-        checks = check_answer(r["answer"], r["contexts"])
+        checks = check_answer(r["answer"], r["contexts"], question=r["question"])
         evidence = Evidence(r["contexts"])
         flagged = any(c.verdict == "unsupported" for c in checks)
         novel = False
@@ -225,6 +227,9 @@ def main() -> None:
                       help="BEGIN's wow/begin_test_wow.tsv (google/BEGIN-dataset)")
     ap.add_argument("--limit", "--n", dest="n", type=int, default=40,
                     help="answers sampled, half of each label [40]")
+    ap.add_argument("--split", choices=("test", "train"), default="test",
+                    help="RAGTruth split: test (report on it) or train (the dev set: tune on "
+                         "it) [test]")
     ap.add_argument("--code-only", action="store_true",
                     help="code signals only: no LLM, no model needed")
     ap.add_argument("--seed", type=int, default=15)
@@ -247,11 +252,11 @@ def main() -> None:
         name = "FaithBench (unanimous labels)"
         records = load_faithbench(args.faithbench, args.n, args.seed)
     elif args.begin:
-        name = "BEGIN (Wizard of Wikipedia, test)"
+        name = f"BEGIN (Wizard of Wikipedia, {args.begin.name})"
         records = load_begin(args.begin, args.n, args.seed)
     else:
-        name = "RAGTruth QA test split"
-        records = load_ragtruth(args.ragtruth, args.n, args.seed)
+        name = f"RAGTruth QA {args.split} split"
+        records = load_ragtruth(args.ragtruth, args.n, args.seed, args.split)
     if args.code_only:
         bad = sum(r["human_hallucination"] for r in records)
         print(f"{name}, {len(records)} answers ({bad} with human-marked hallucinations), "

@@ -142,3 +142,79 @@ def test_negations_of_every_language_are_content_cjk_ones_inside_words():
     assert NEGATED in content_terms("退款不需要收据。", "zh")
     assert NEGATED in content_terms("返金には領収書が必要ありません。", "ja")
     assert NEGATED not in content_terms("退款需要收据。", "zh")
+
+
+@pytest.mark.parametrize("answer", [
+    "Passage 2 says refunds take 5 days.",
+    "According to Passage 1, the store opened in 1998.",  # "Passage" is no name either
+    "Refunds take 5 days (passage 2).",
+    "Refunds take 5 days [2], and the store opened in 1998 [1].",
+    "As passages 1 and 2 say, refunds take 5 days.",
+    "Según el pasaje 2, el reembolso tarda 5 días.",
+    "根据文档2，退款需要5天。",
+])
+def test_a_context_cited_by_its_position_is_a_reference_not_a_value(answer):
+    contexts = ["The store opened in 1998.", "Refunds take 5 days. El reembolso tarda 5 días. "
+                "退款需要5天。"]
+    checks = check_answer(answer, contexts)
+    assert checks and all(not c.missing for c in checks), checks
+
+
+def test_a_position_beyond_the_contexts_given_is_a_value():
+    (check,) = check_answer("Passage 4 says refunds take 5 days.", ["Refunds take 5 days.",
+                                                                   "The store opened in 1998."])
+    assert check.verdict == "unsupported" and check.missing == ["4"]
+    (check,) = check_answer("Refunds take 5 days [3].", ["Refunds take 5 days."])
+    assert check.verdict == "unsupported" and check.missing == ["3"]
+
+
+@pytest.mark.parametrize("answer, question", [
+    ("To uninstall uTorrent on Windows 10, open the Control Panel.",
+     "how to uninstall utorrent windows 10"),
+    ("Here are the steps to cook Sinigang na Baboy: boil the pork.", "how to cook sinigang na baboy"),
+    # the question quoted back, as asked or restated in its words
+    ('Here is a brief answer to the question "spicy pineapple shrimp stir fry": fry the shrimp.',
+     "spicy pineapple shrimp stir fry"),
+    ('The answer to the question "How long do you have to keep income tax records?" is three '
+     'years.', "how long do you have to keep income tax record"),
+])
+def test_values_the_question_states_are_given_not_claimed(answer, question):
+    contexts = ["Open the Control Panel and remove the program. Boil the pork with tamarind. "
+                "Fry the shrimp with pineapple. Keep tax returns for three years."]
+    assert any(c.verdict == "unsupported" for c in check_answer(answer, contexts))
+    checks = check_answer(answer, contexts, question=question)
+    assert checks and all(not c.missing for c in checks), checks
+
+
+def test_a_value_from_the_question_never_makes_a_claim_supported():
+    contexts = ["The store opens at 9 and closes at 17."]
+    assert verdicts("The store is open 24 hours.", *contexts) == ["unsupported"]
+    checks = check_answer("The store is open 24 hours.", contexts,
+                          question="Is the store open 24 hours?")
+    assert [c.verdict for c in checks] == [None]  # the LLM judges it against the contexts
+    # a quote the question's words do not make up is still checked
+    (check,) = check_answer('It says "open all night".', contexts, question="Is it open at night?")
+    assert check.missing == ["open all night"]
+
+
+async def test_the_judge_reads_the_items_question_as_given():
+    asked = []
+
+    def respond(prompt, variables, role):
+        asked.append(variables["claim"])
+        return {"reason": "scripted", "supported": True}
+
+    judge = Judge(ScriptedLLM(respond), metrics=("faithfulness",))
+    item = JudgeInput("q", "How do I reset the X200?", "", "To reset the X200, hold the power "
+                      "button.", ["Hold the power button for ten seconds to reset the device."], True)
+    out = (await judge.judge_all([item]))["q"]
+    assert asked == ["To reset the X200, hold the power button."]
+    assert out.metrics["hallucination_rate"] == 0.0
+
+
+def test_a_citation_is_no_word_of_the_claim():
+    contexts = ["Refunds take 5 days.", "The store opened in 1998."]
+    # "2" was a content word no context sentence has: the claim went to the LLM
+    assert verdicts("Refunds take 5 days (passage 1).", *contexts) == ["supported"]
+    # a sentence that only cites a context states nothing
+    assert verdicts("Refunds take 5 days.\n(Passage 1)", *contexts) == ["supported"]

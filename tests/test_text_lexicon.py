@@ -24,6 +24,10 @@ def test_every_language_supplies_every_concern(code):
     assert not (lex.yes & lex.no), f"{code}: a word is both yes and no"
     assert {kind for kind, _ in lex.measures.values()} <= set(MEASURE_KINDS)
     assert all(exponent > 0 for exponent in lex.scales.values())
+    # a citation noun comes before a context's position ("passage 2"): a function word, a
+    # number, a month or a unit there would take a value for a citation
+    assert not lex.citations & (lex.stopwords | set(lex.numbers) | set(lex.months) | set(lex.units)
+                                | set(lex.measures)), f"{code}: a citation noun is another word"
 
 
 def test_unknown_and_regional_codes():

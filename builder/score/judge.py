@@ -201,7 +201,8 @@ class Judge:
 
 
     def claim_checks(self, item: JudgeInput) -> list[ClaimCheck]:
-        return check_answer(item.answer, item.contexts[: self.max_contexts], self.prompts_dir)
+        return check_answer(item.answer, item.contexts[: self.max_contexts], self.prompts_dir,
+                            item.question)
 
     def _llm_claims(self, checks: Sequence[ClaimCheck]) -> list[ClaimCheck]:
         undecided = [c for c in checks if c.verdict is None]
@@ -318,7 +319,7 @@ class Judge:
 
     async def _faithfulness(self, item: JudgeInput, contexts: list[str],
                             out: JudgeOutcome) -> None:
-        checks = check_answer(item.answer, contexts, self.prompts_dir)
+        checks = check_answer(item.answer, contexts, self.prompts_dir, item.question)
         if not checks:
             out.details["faithfulness"] = {"claims": [], "reason": "the answer states no claims"}
             return

@@ -12,7 +12,12 @@ Per claim, in this order:
    "five", "2 000" / "2000" and "March 5, 2021" / "2021-03-05" / "5 de marzo de 2021" meet. A
    value found in no context makes the claim **unsupported** (decided by code, the value named
    in the reason). A value with a unit ("5 km") whose number the contexts give only with
-   another unit of the same kind ("5 miles") is unsupported too.
+   another unit of the same kind ("5 miles") is unsupported too. Two kinds of value are not
+   the answer's claims and count as found: a citation of a context by its position
+   ("Passage 2 says", "[2]", "(source 1)", with a number from 1 to the count of contexts; the
+   nouns are the lexicon's `citations`), and a value the user's question states ("Windows
+   10", a name, the question quoted back, or restated in the question's words). The question
+   gives values only: it never makes a claim's words found in step 2.
 2. **Found as written** -- when every checkable value is found and the claim's words appear
    verbatim in a context (twelve characters or more), or every content word (`content_terms`)
    appears in one context sentence or two adjacent ones and both or neither have a negation
@@ -56,10 +61,12 @@ from builder.text.language import HAN, HANGUL, KANA, detect_language
 from builder.text.lexicon import SUPPORTED, lexicon
 from builder.text.sentences import split_sentences
 
-SIGNALS_VERSION = "3"  # bumped when a rule changes: part of the judge's calibration key
+SIGNALS_VERSION = "4"  # bumped when a rule changes: part of the judge's calibration key
                        # 2: sentences by builder.text.sentences (one rule with generation);
                        # Italian "tre" is 3, not 2
                        # 3: the lexicon's words, read in the text's language (module doc)
+                       # 4: a context cited by its position is no value; the question's
+                       # values are given
 EVIDENCE = 3           # context sentences a claim is judged against
 
 _CJK_CLASS = HAN + KANA + HANGUL
@@ -328,6 +335,54 @@ def months(text: str, language: str | None = "en", *, loose: bool = False) -> li
     return out
 
 
+# ----------------------------------------------------------------- citations
+
+_CITED = r"(\d{1,3}(?:(?:\s*[,;&/\u2013-]\s*|\s+[^\W\d_]{1,3}\s+)\d{1,3})*)"
+_BRACKET_CITATION = re.compile(r"[\[(\u3010]\s*(\d{1,3}(?:\s*[,;&/\u2013-]\s*\d{1,3})*)\s*[\])\u3011]")
+
+
+@lru_cache(maxsize=None)
+def _citation_re(language: str | None) -> re.Pattern:
+    """A citation noun of `language` (the lexicon's `citations`), then one position or a list
+    of them ("passages 1 and 3", "source #2", "文档2")."""
+    nouns = lexicon(language).citations
+    latin = "|".join(sorted((re.escape(n) for n in nouns if not _CJK_START.match(n)), key=len,
+                            reverse=True))
+    cjk = "|".join(sorted((re.escape(n) for n in nouns if _CJK_START.match(n)), key=len,
+                          reverse=True))
+    noun = "|".join(filter(None, (latin and rf"(?<![\w])(?:{latin})", cjk)))
+    return re.compile(rf"(?:{noun})\s*(?:#|no\.|nr\.|n°)?\s*{_CITED}(?![^\W_{_CJK_CLASS}]|[.,]\d)",
+                      re.IGNORECASE)
+
+
+def citations(text: str, contexts: int, language: str | None = "en") -> list[tuple[int, int]]:
+    """Where `text` cites a context by its position ("Passage 2", "source 3", "[2]", "(1, 3)"),
+    as (start, end) spans: a position from 1 to `contexts` points at a context given, so it is
+    a reference, not a value the answer claims. A noun's list of positions ends before the first
+    one out of range ("passage 2 and 30 people": 30 is a value); a bracket counts only when all
+    its numbers are in range."""
+    spans = []
+    for m in _citation_re(language).finditer(text):
+        end = None
+        for n in re.finditer(r"\d+", m.group(1)):
+            if not 1 <= int(n.group()) <= contexts:
+                break
+            end = m.start(1) + n.end()
+        if end is not None:
+            spans.append((m.start(), end))
+    for m in _BRACKET_CITATION.finditer(text):
+        if all(1 <= int(n) <= contexts for n in re.findall(r"\d+", m.group(1))):
+            spans.append((m.start(), m.end()))
+    return sorted(spans)
+
+
+def _uncited(text: str, contexts: int, language: str | None) -> str:
+    """`text` with its citations of contexts blanked out (positions kept)."""
+    for start, end in citations(text, contexts, language):
+        text = text[:start] + " " * (end - start) + text[end:]
+    return text
+
+
 # ----------------------------------------------------------------- quotes and names
 
 _QUOTE = re.compile(r"\"([^\"\n]{3,120})\"|“([^”\n]{3,120})”|«\s*([^»\n]{3,120}?)\s*»"
@@ -459,51 +514,30 @@ def context_sentences(contexts: Sequence[str]) -> list[str]:
     return [s for ctx in contexts for s in split_sentences(ctx)]
 
 
-class Evidence:
-    """The contexts, read once: their normalised text, their values, their sentences with a
-    BM25 index, so every claim of an answer is checked against the same reading.
+class _Values:
+    """The checkable values of one text, read once in each of `languages`: its numbers (with the
+    units written after them), months, words and normalised text, which `has` meets a claim's
+    values against."""
 
-    Each context is read in its own language (detected) and in the answer's (`language`, when
-    given): a context may quote the answer's language, and a short one may be detected wrongly.
-    Reading a context in one language more can only find more of its values."""
-
-    def __init__(self, contexts: Sequence[str], language: str | None = None):
-        self.text = "\n".join(contexts)
-        self.norm = _norm(self.text)
-        self.flat = " ".join(words(self.text))
-        detected = [detect_language(ctx) for ctx in contexts]
-        self.sentences, self.terms = [], []
-        for ctx, lang in zip(contexts, detected):
-            for sentence in split_sentences(ctx):
-                self.sentences.append(sentence)
-                self.terms.append(content_terms(sentence, lang))
-        self.all_terms = set().union(*self.terms) if self.terms else set()
-        self.word_set = set(words(self.text))
-        languages = sorted(set(detected) | ({language} if language else set()))
-        found = [v for lang in languages
-                 for v in numbers(self.text, lang) + spelled(self.text, lang, one=True)]
+    def __init__(self, text: str, languages: Sequence[str]):
+        self.norm = _norm(text)
+        self.flat = " ".join(words(text))
+        self.word_set = set(words(text))
+        found = [v for lang in languages for v in numbers(text, lang) + spelled(text, lang, one=True)]
         self.numbers = {f for v in found for f in v.forms}
         self.units: dict[str, set[tuple[str, str]]] = {}
         for v in found:
             if v.unit:
                 for f in v.forms:
                     self.units.setdefault(f, set()).add(v.dimension or ("?", v.unit))
-        self.months = {f for lang in languages for v in months(self.text, lang, loose=True)
+        self.months = {f for lang in languages for v in months(text, lang, loose=True)
                        for f in v.forms}
-        tokens = [[stem(w) for w in words(s)] for s in self.sentences]
-        self._bm25 = _BM25(tokens)
-
-    def most_like(self, claim: str, n: int = EVIDENCE) -> list[str]:
-        """The `n` context sentences most like the claim (BM25), in context order."""
-        scores = self._bm25.scores([stem(w) for w in words(claim)])
-        best = sorted(range(len(scores)), key=lambda i: (-scores[i], i))[:n]
-        return [self.sentences[i] for i in sorted(best) if scores[i] > 0] or self.sentences[:n]
 
     def has(self, value: Value) -> bool:
         if value.kind == "number":
             if not value.forms & self.numbers:
                 return False
-            if value.unit:  # "5 km" against contexts that say "5 miles" only
+            if value.unit:  # "5 km" against a text that says "5 miles" only
                 kind, unit = value.dimension or (None, None)
                 seen = set().union(*(self.units.get(f, set()) for f in value.forms))
                 same_kind = {u for u in seen if u[0] == kind}
@@ -518,6 +552,58 @@ class Evidence:
         return (word in self.norm if not word.isalpha() else
                 word in self.word_set or any(w.startswith(word[:_NEAR_PREFIX])
                                              for w in self.word_set if len(word) > _NEAR_PREFIX))
+
+
+class Evidence:
+    """The contexts, read once: their normalised text, their values, their sentences with a
+    BM25 index, so every claim of an answer is checked against the same reading; and the
+    user's question, whose values are given, not claimed.
+
+    Each context is read in its own language (detected) and in the answer's (`language`, when
+    given): a context may quote the answer's language, and a short one may be detected wrongly.
+    Reading a context in one language more can only find more of its values. The question is
+    read for values only: it never makes a claim's words "found" (a claim that restates the
+    question as a statement is no more supported for it)."""
+
+    def __init__(self, contexts: Sequence[str], language: str | None = None, question: str = ""):
+        self.count = len(contexts)
+        self.text = "\n".join(contexts)
+        detected = [detect_language(ctx) for ctx in contexts]
+        self.sentences, self.terms = [], []
+        for ctx, lang in zip(contexts, detected):
+            for sentence in split_sentences(ctx):
+                self.sentences.append(sentence)
+                self.terms.append(content_terms(sentence, lang))
+        self.all_terms = set().union(*self.terms) if self.terms else set()
+        languages = sorted(set(detected) | ({language} if language else set()))
+        self.values = _Values(self.text, languages)
+        self.flat = self.values.flat
+        self.question = _Values(question, sorted({detect_language(question), *languages})
+                                ) if question.strip() else None
+        self.question_terms = content_terms(question) if question.strip() else set()
+        tokens = [[stem(w) for w in words(s)] for s in self.sentences]
+        self._bm25 = _BM25(tokens)
+
+    def most_like(self, claim: str, n: int = EVIDENCE) -> list[str]:
+        """The `n` context sentences most like the claim (BM25), in context order."""
+        scores = self._bm25.scores([stem(w) for w in words(claim)])
+        best = sorted(range(len(scores)), key=lambda i: (-scores[i], i))[:n]
+        return [self.sentences[i] for i in sorted(best) if scores[i] > 0] or self.sentences[:n]
+
+    def has(self, value: Value) -> bool:
+        """Whether a context gives the value, or the question does: a value the user stated
+        ("Windows 10", a name, the question quoted back) is given, not claimed. A quote whose
+        content words are all the question's is the question restated ("How long must I keep
+        tax records?" for "how long to keep tax record")."""
+        if self.values.has(value):
+            return True
+        if self.question is None:
+            return False
+        if value.kind == "quote":
+            terms = content_terms(value.text)
+            if terms and terms <= self.question_terms:
+                return True
+        return self.question.has(value)
 
 
 class _BM25:
@@ -566,17 +652,19 @@ def claim_values(claim: str, language: str) -> list[Value]:
 
 
 def check_claim(claim: str, evidence: Evidence, language: str = "en") -> ClaimCheck:
-    """Code's verdict on one claim (see the module docstring)."""
-    values = claim_values(claim, language)
+    """Code's verdict on one claim (see the module docstring). A citation of a context by its
+    position ("Passage 2 says ...") is neither a value nor a word of the claim (`citations`)."""
+    said = _uncited(claim, evidence.count, language)
+    values = claim_values(said, language)
     missing = [f"{v.text} {v.unit}" if v.kind == "number" and v.unit and v.unit not in v.text
                else v.text for v in values if not evidence.has(v)]
     if missing:
         shown = ", ".join(repr(m) for m in missing[:3])
         return ClaimCheck(claim, "unsupported", f"{shown} appear(s) in no context",
                           evidence.most_like(claim), missing)
-    if _verbatim(claim, evidence):
+    if _verbatim(said, evidence):
         return ClaimCheck(claim, "supported", "stated verbatim in the contexts")
-    terms = content_terms(claim, language)
+    terms = content_terms(said, language)
     if terms and _covered(terms, evidence):
         return ClaimCheck(claim, "supported",
                           "every word and value of the claim is in one passage of the contexts")
@@ -602,13 +690,15 @@ def _covered(terms: set[str], evidence: Evidence) -> bool:
     return False
 
 
-def check_answer(answer: str, contexts: Sequence[str], prompts_dir: str | None = None
-                 ) -> list[ClaimCheck]:
+def check_answer(answer: str, contexts: Sequence[str], prompts_dir: str | None = None,
+                 question: str = "") -> list[ClaimCheck]:
     """Every claim of the answer with code's verdict, in answer order. The answer is read in
-    its language, or its contexts' when it is too short to tell."""
+    its language, or its contexts' when it is too short to tell; `question`, the user's, gives
+    values the answer may repeat without claiming them."""
     language = detect_language(answer, default="") or detect_language("\n".join(contexts))
-    claims = split_claims(answer, prompts_dir, language)
+    claims = [c for c in split_claims(answer, prompts_dir, language)  # "(Passage 1)" says nothing
+              if content_terms(_uncited(c, len(contexts), language), language)]
     if not claims:
         return []
-    evidence = Evidence(contexts, language)
+    evidence = Evidence(contexts, language, question)
     return [check_claim(c, evidence, language) for c in claims]

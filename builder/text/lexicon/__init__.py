@@ -14,13 +14,14 @@ compared by code, retrieval is BM25. What cannot be read from structure is here,
 - `months`: month names and abbreviations -> 1..12;
 - `units`: duration words -> second | minute | hour | day | workday | week | month | year;
 - `negations`: words that negate what follows ("not", "sans", "不");
+- `citations`: nouns an answer cites a context by, before its position ("passage 2", "来源 3");
 - `contrast`: words that turn a sentence ("but", "however", "sin embargo");
 - `framing`: words an answer frames its claims with ("the passage describes"), never content;
 - `scales`: words after a number that multiply it by a power of ten ("million" -> 6);
 - `dozen`: words for a dozen ("two dozen" = 24);
 - `measures`: units of measure other than durations -> "kind:unit" ("miles" -> length:mile).
 
-Scoring reads the last six (`builder.score.signals`, `builder.score.refusal`): their Chinese,
+Scoring reads the last seven (`builder.score.signals`, `builder.score.refusal`): their Chinese,
 Japanese and Korean entries are found inside words (those scripts put no space around one), their
 Latin-script entries as whole words.
 
@@ -39,8 +40,8 @@ from importlib import resources
 SUPPORTED = ("en", "es", "fr", "de", "pt", "it", "nl", "zh", "ja", "ko")
 FALLBACK = "en"
 KEYS = ("stopwords", "yes", "no", "document_refs", "difference", "percent", "examples",
-        "demonstratives", "numbers", "months", "units", "negations", "contrast", "framing", "scales",
-        "dozen", "measures")
+        "demonstratives", "numbers", "months", "units", "negations", "citations", "contrast",
+        "framing", "scales", "dozen", "measures")
 DURATION_UNITS = ("second", "minute", "hour", "day", "workday", "week", "month", "year")
 MEASURE_KINDS = ("length", "mass", "money", "temperature")
 
@@ -61,6 +62,7 @@ class Lexicon:
     months: dict[str, int]
     units: dict[str, str]
     negations: frozenset[str]
+    citations: frozenset[str]
     contrast: tuple[str, ...]
     framing: frozenset[str]
     scales: dict[str, int]
@@ -94,6 +96,7 @@ def lexicon(code: str | None) -> Lexicon:
         months={k.casefold(): int(v) for k, v in raw["months"].items()},
         units={k.casefold(): v for k, v in raw["units"].items()},
         negations=frozenset(raw["negations"].casefold().split()),
+        citations=frozenset(raw["citations"].casefold().split()),
         contrast=tuple(p.casefold() for p in raw["contrast"]),
         framing=frozenset(raw["framing"].casefold().split()),
         scales={k.casefold(): int(v) for k, v in raw["scales"].items()},
