@@ -56,10 +56,12 @@ from builder.text.language import HAN, HANGUL, KANA, detect_language
 from builder.text.lexicon import SUPPORTED, lexicon
 from builder.text.sentences import split_sentences
 
-SIGNALS_VERSION = "3"  # bumped when a rule changes: part of the judge's calibration key
+SIGNALS_VERSION = "4"  # bumped when a rule changes: part of the judge's calibration key
                        # 2: sentences by builder.text.sentences (one rule with generation);
                        # Italian "tre" is 3, not 2
                        # 3: the lexicon's words, read in the text's language (module doc)
+                       # 4: number words 16-19 and 70-90 in every Latin-script language
+                       # ("seventy", "soixante-dix", "quatre-vingts", "nonante")
 EVIDENCE = 3           # context sentences a claim is judged against
 
 _CJK_CLASS = HAN + KANA + HANGUL
