@@ -207,6 +207,16 @@ def test_entities_skip_sentence_start_words_and_keep_names_and_bold():
     assert rows[3]["entities"] == ["Denver"]  # a bold date is not an entity
 
 
+def test_entities_skip_function_words_of_every_language_but_not_english_homographs():
+    text = ("Wenn Sie Ihre Angaben ändern, berechnet Concular die Bilanz neu. Si tu pars, "
+            "préviens Tchap avant la fin. Die Software speichert das Projekt automatisch.")
+    rows = extract_statements(chunk(text))
+    assert rows[0]["entities"] == ["Angaben", "Concular", "Bilanz"]  # not "Wenn Sie Ihre Angaben"
+    assert rows[1]["entities"] == ["Tchap"]  # not "Si"
+    # German "die" is an English word too: not dropped where the language is unknown
+    assert rows[2]["entities"][0] == "Die Software"
+
+
 def test_questions_short_and_overlong_pieces_are_dropped_and_counted():
     long_sentence = "The warranty covers " + " ".join(f"item{i}" for i in range(70)) + " forever."
     text = f"How long do I have to return something?\nNo.\n\n{long_sentence}\n\nGold members have 90 days."

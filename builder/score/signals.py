@@ -35,8 +35,9 @@ a wrong reading costs:
   only find more of a context's values;
 - negations are every language's (`NEGATIONS`): a word taken for a negation where it is none
   only leaves a claim to the LLM.
-Symbols and digits are shared by every language. Function words (`STOPWORDS`) are still this
-module's own list, not the lexicon's `stopwords`: see the comment there.
+- function words (`STOPWORDS`) are every language's: the lexicon's `filler`, a narrower list
+  than its `stopwords` (see the comment there).
+Symbols and digits are shared by every language.
 
 Deterministic and pure: the same answer and contexts always give the same claims, verdicts and
 evidence, in answer order.
@@ -53,7 +54,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from builder.text.language import HAN, HANGUL, KANA, detect_language
-from builder.text.lexicon import SUPPORTED, lexicon
+from builder.text.lexicon import SUPPORTED, all_filler, lexicon
 from builder.text.sentences import split_sentences
 
 SIGNALS_VERSION = "4"  # bumped when a rule changes: part of the judge's calibration key
@@ -379,24 +380,11 @@ def _numeral_or_month(word: str, language: str) -> bool:
 
 # ----------------------------------------------------------------- words
 
-# Function words, dropped from a claim's content. Not yet the lexicon's `stopwords`: read in
-# the text's language, those drop words a claim's truth depends on ("all", "per", "via") and
-# keep ones it does not ("both", "one", "other", "same"), and no longer drop another language's
-# ("LA" is Spanish "la" here). That changed code's claim checks for 44 of 8,879 English answers
-# (the tests', BEGIN's and FaithBench's), so it waits for a decision on those words.
-STOPWORDS = frozenset("""a an the and or but if then than of to in on at by for with from as
-    is are was were be been being it its this that these those there here what which who whom
-    whose when where why how do does did done has have had can could may might must shall
-    should will would also only just more most less very much many one you your we our they
-    their he she his her them us i me my also such so into onto over under about after before
-    within between some any each every other another both either same own s t
-    de del la las el los un una unos unas y o u e que con por para en al lo se su sus es son
-    fue era como más pero ya
-    le les des du une et ou avec dans sur au aux ce cette ces est sont qui
-    il lo gli della delle dei degli nel nella che è sono
-    der die das dem den des ein eine einer eines einem einen und oder für von zu im ist sind
-    da do das os as em na no um uma com são
-    het een en van op met voor zijn dat""".split())
+# Function words, dropped from a claim's content: the lexicon's `filler` of every language (a
+# claim and its contexts may be written in two), not its `stopwords`, which hold words a claim's
+# truth turns on ("all", "per", "via", "without") and lack ones it does not ("both", "one",
+# "other", "same").
+STOPWORDS = all_filler()
 _NEAR_PREFIX = 5
 
 
