@@ -28,6 +28,7 @@ def verdicts(answer: str, *contexts: str) -> list[str | None]:
     ("Il rimborso arriva in tre giorni.", "Il rimborso arriva entro 3 giorni."),
     ("Le délai est de quatre-vingts jours.", "Le délai est de 80 jours."),
     ("Il rimborso arriva in diciotto giorni.", "Il rimborso arriva entro 18 giorni."),
+    ("Die Frist beträgt dreißig Tage.", "Die Frist beträgt 30 Tage."),
     # each language's words (the lexicon's): Spanish "once" is 11, 万 a scale word
     ("El reembolso tarda once días.", "El reembolso tarda 11 días."),
     ("销售额为5万元。", "销售额为50000元。"),
@@ -66,6 +67,7 @@ def test_values_written_differently_are_found(answer, context):
     ("Le délai est de nonante jours.", "Le délai est de 60 jours.", "nonante"),
     ("Die Frist beträgt achtzig Tage.", "Die Frist beträgt 60 Tage.", "achtzig"),
     ("De termijn is zeventien dagen.", "De termijn is 60 dagen.", "zeventien"),
+    ("Die Frist beträgt dreißig Tage.", "Die Frist beträgt 60 Tage.", "dreißig"),  # "dreissig"
 ])
 def test_a_value_found_in_no_context_is_unsupported_by_code(answer, context, missing):
     (check,) = check_answer(answer, [context])

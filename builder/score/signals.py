@@ -62,7 +62,8 @@ SIGNALS_VERSION = "4"  # bumped when a rule changes: part of the judge's calibra
                        # Italian "tre" is 3, not 2
                        # 3: the lexicon's words, read in the text's language (module doc)
                        # 4: number words 16-19 and 70-90 in every Latin-script language
-                       # ("seventy", "soixante-dix", "quatre-vingts", "nonante")
+                       # ("seventy", "soixante-dix", "quatre-vingts", "nonante"); "ß" for
+                       # "ss" in number words ("dreißig")
 EVIDENCE = 3           # context sentences a claim is judged against
 
 _CJK_CLASS = HAN + KANA + HANGUL
@@ -127,11 +128,13 @@ class _Reading:
 
 
 def _words_re(table) -> re.Pattern:
+    """Any word of `table` (casefolded, as the lexicon's keys are), whole. A casefolded "ss" may
+    be written "ß" ("dreißig" is the lexicon's "dreissig"): read the match with `casefold()`."""
     if not table:
         return re.compile(r"(?!x)x")  # matches nothing
-    return re.compile(r"(?<![\w-])(" + "|".join(sorted(map(re.escape, table), key=len,
-                                                       reverse=True)) + r")(?![\w-])",
-                      re.IGNORECASE)
+    words = sorted(table, key=len, reverse=True)
+    return re.compile(r"(?<![\w-])(" + "|".join(re.escape(w).replace("ss", "(?:ss|ß)") for w in words)
+                      + r")(?![\w-])", re.IGNORECASE)
 
 
 @lru_cache(maxsize=None)
@@ -220,7 +223,7 @@ def numbers(text: str, language: str | None = "en") -> list[Value]:
             text, m.start())
         out.append(_number(m.group(0).strip(), forms, unit, reading))
     for m in reading.dozens_re.finditer(text):
-        n = reading.spelled[m.group(1).lower()]
+        n = reading.spelled[m.group(1).casefold()]
         out.append(Value(m.group(0), frozenset({_canon(str(n * 12))}), "number"))
     return out
 
@@ -234,7 +237,7 @@ def spelled(text: str, language: str | None = "en", *, one: bool = False) -> lis
                       (reading.spelled, reading.spelled_re))
     out = []
     for m in pattern.finditer(text):
-        word = m.group(1).lower()
+        word = m.group(1).casefold()
         if word in reading.lone_scales and _after_number(text, m.start(), reading):
             continue
         out.append(_number(m.group(1), {_canon(str(table[word]))},
