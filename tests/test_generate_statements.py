@@ -149,6 +149,14 @@ def test_transposed_table_has_column_entities(sample_chunks):
     assert [r["entities"] for r in early] == [["Gold"]]
 
 
+@pytest.mark.parametrize("header", ["Avantage", "Vorteile", "Características", "功能"])
+def test_a_table_headed_by_a_generic_word_of_any_language_is_transposed(header):
+    rows = extract_statements(chunk(
+        f"| {header} | Basic | Gold |\n|---|---|---|\n| Frais annuels | Gratuit | 60 € |\n"))
+    assert {r["text"] for r in rows} == {"Basic — Frais annuels: Gratuit",
+                                         "Gold — Frais annuels: 60 €"}
+
+
 def test_normal_table_has_row_entities_and_skips_separator_and_empty_cells():
     text = ("| Store | Address | Fitting studio | Repair shop |\n"
             "|---|---|---|---|\n"

@@ -9,6 +9,8 @@ compared by code, retrieval is BM25. What cannot be read from structure is here,
   claim's content words;
 - `homographs`: those of the `stopwords` that are content words in another language ("son",
   "die", "come"): kept when the text's language is unknown (`unambiguous_stopwords`);
+- `generic_headers`: a table's first header cell that names no entity ("| Benefit | Basic |
+  Gold |"): the entities are the other header cells;
 - `yes` / `no`: the first word of a yes/no answer;
 - `document_refs`: phrases that point at the text instead of naming a subject ("the text");
 - `difference`: phrases that ask by how much two values differ;
@@ -47,7 +49,7 @@ from importlib import resources
 
 SUPPORTED = ("en", "es", "fr", "de", "pt", "it", "nl", "zh", "ja", "ko")
 FALLBACK = "en"
-KEYS = ("stopwords", "filler", "homographs", "yes", "no", "document_refs", "difference", "percent",
+KEYS = ("stopwords", "filler", "homographs", "generic_headers", "yes", "no", "document_refs", "difference", "percent",
         "examples", "demonstratives", "numbers", "months", "units", "negations", "contrast", "framing", "scales",
         "dozen", "measures")
 OPTIONAL = ("filler", "homographs")
@@ -62,6 +64,7 @@ class Lexicon:
     stopwords: frozenset[str]
     filler: frozenset[str]
     homographs: frozenset[str]
+    generic_headers: frozenset[str]
     yes: frozenset[str]
     no: frozenset[str]
     document_refs: tuple[str, ...]
@@ -97,6 +100,7 @@ def lexicon(code: str | None) -> Lexicon:
         stopwords=frozenset(raw["stopwords"].casefold().split()),
         filler=frozenset(raw["filler"].casefold().split()),
         homographs=frozenset(raw["homographs"].casefold().split()),
+        generic_headers=frozenset(p.casefold() for p in raw["generic_headers"]),
         yes=frozenset(raw["yes"].casefold().split()),
         no=frozenset(raw["no"].casefold().split()),
         document_refs=tuple(p.casefold() for p in raw["document_refs"]),
@@ -121,7 +125,7 @@ def all_stopwords() -> frozenset[str]:
     """Function words of every supported language, for text whose language is unknown or mixed
     where keeping a content word matters less than dropping every function word (retrieval
     terms, where a counted noun ends); key terms use `unambiguous_stopwords`."""
-    return _every_language("stopwords")
+    return every_language("stopwords")
 
 
 @lru_cache(maxsize=1)
@@ -131,17 +135,20 @@ def unambiguous_stopwords() -> frozenset[str]:
     A word that is a function word in one language and a content word in another ("son", "die",
     "come", "dos") is kept, since dropping it would lose an English text's subject; English
     function words are dropped everywhere. (`all_stopwords` counts the homographs in.)"""
-    return all_stopwords() - _every_language("homographs")
+    return all_stopwords() - every_language("homographs")
 
 
 @lru_cache(maxsize=1)
 def all_filler() -> frozenset[str]:
     """Every language's `filler`: the words scoring drops from a claim's content words in text of
     any language (a claim and its contexts may be written in two)."""
-    return _every_language("filler")
+    return every_language("filler")
 
 
-def _every_language(key: str) -> frozenset[str]:
+@lru_cache(maxsize=None)
+def every_language(key: str) -> frozenset[str]:
+    """The words of one set-valued key (`stopwords`, `generic_headers`, ...) of every supported
+    language: for text whose language is not known."""
     return frozenset().union(*(getattr(lexicon(code), key) for code in SUPPORTED))
 
 
