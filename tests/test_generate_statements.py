@@ -149,6 +149,14 @@ def test_transposed_table_has_column_entities(sample_chunks):
     assert [r["entities"] for r in early] == [["Gold"]]
 
 
+@pytest.mark.parametrize("header", ["Avantage", "Vorteile", "Características", "功能"])
+def test_a_table_headed_by_a_generic_word_of_any_language_is_transposed(header):
+    rows = extract_statements(chunk(
+        f"| {header} | Basic | Gold |\n|---|---|---|\n| Frais annuels | Gratuit | 60 € |\n"))
+    assert {r["text"] for r in rows} == {"Basic — Frais annuels: Gratuit",
+                                         "Gold — Frais annuels: 60 €"}
+
+
 def test_normal_table_has_row_entities_and_skips_separator_and_empty_cells():
     text = ("| Store | Address | Fitting studio | Repair shop |\n"
             "|---|---|---|---|\n"
@@ -205,6 +213,16 @@ def test_entities_skip_sentence_start_words_and_keep_names_and_bold():
     assert rows[1]["entities"] == ["Trail Club", "Denver", "Gold"]
     assert rows[2]["entities"] == []  # "Refunds" is only capitalised because it starts a sentence
     assert rows[3]["entities"] == ["Denver"]  # a bold date is not an entity
+
+
+def test_entities_skip_function_words_of_every_language_but_not_english_homographs():
+    text = ("Wenn Sie Ihre Angaben ändern, berechnet Concular die Bilanz neu. Si tu pars, "
+            "préviens Tchap avant la fin. Die Software speichert das Projekt automatisch.")
+    rows = extract_statements(chunk(text))
+    assert rows[0]["entities"] == ["Angaben", "Concular", "Bilanz"]  # not "Wenn Sie Ihre Angaben"
+    assert rows[1]["entities"] == ["Tchap"]  # not "Si"
+    # German "die" is an English word too: not dropped where the language is unknown
+    assert rows[2]["entities"][0] == "Die Software"
 
 
 def test_questions_short_and_overlong_pieces_are_dropped_and_counted():

@@ -26,6 +26,9 @@ def verdicts(answer: str, *contexts: str) -> list[str | None]:
     ("It raised $5 million.", "The company raised $5,000,000 in its first round."),
     ("It costs 45 %.", "A fee of 45 percent applies."),
     ("Il rimborso arriva in tre giorni.", "Il rimborso arriva entro 3 giorni."),
+    ("Le délai est de quatre-vingts jours.", "Le délai est de 80 jours."),
+    ("Il rimborso arriva in diciotto giorni.", "Il rimborso arriva entro 18 giorni."),
+    ("Die Frist beträgt dreißig Tage.", "Die Frist beträgt 30 Tage."),
     # each language's words (the lexicon's): Spanish "once" is 11, 万 a scale word
     ("El reembolso tarda once días.", "El reembolso tarda 11 días."),
     ("销售额为5万元。", "销售额为50000元。"),
@@ -57,6 +60,14 @@ def test_values_written_differently_are_found(answer, context):
     ("El reembolso tarda once días.", "El reembolso tarda 12 días.", "once"),
     ("Sie haben für die Feier drei Dutzend Eier gekauft.", "Sie haben für die Feier 30 Eier gekauft.",
      "drei Dutzend"),
+    # every Latin-script language's number words reach 90, the French 70-90 in all their forms
+    ("Refunds take seventy days.", "Refunds are paid within 60 days.", "seventy"),
+    ("Le délai est de quatre-vingt-dix jours.", "Le délai est de 60 jours.", "quatre-vingt-dix"),
+    ("Le délai est de soixante-dix jours.", "Le délai est de 60 jours.", "soixante-dix"),
+    ("Le délai est de nonante jours.", "Le délai est de 60 jours.", "nonante"),
+    ("Die Frist beträgt achtzig Tage.", "Die Frist beträgt 60 Tage.", "achtzig"),
+    ("De termijn is zeventien dagen.", "De termijn is 60 dagen.", "zeventien"),
+    ("Die Frist beträgt dreißig Tage.", "Die Frist beträgt 60 Tage.", "dreißig"),  # "dreissig"
 ])
 def test_a_value_found_in_no_context_is_unsupported_by_code(answer, context, missing):
     (check,) = check_answer(answer, [context])

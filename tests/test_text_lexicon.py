@@ -5,7 +5,14 @@ from __future__ import annotations
 import pytest
 
 from builder.text.language import LANGUAGE_NAMES
-from builder.text.lexicon import DURATION_UNITS, KEYS, MEASURE_KINDS, SUPPORTED, lexicon, raw_keys
+from builder.text.lexicon import (
+    DURATION_UNITS, KEYS, MEASURE_KINDS, OPTIONAL, SUPPORTED, all_stopwords, lexicon, raw_keys,
+    unambiguous_stopwords,
+)
+from builder.text.values import magnitudes
+
+CJK = ("zh", "ja", "ko")
+LATIN = tuple(code for code in SUPPORTED if code not in CJK)
 
 
 def test_supported_is_what_language_detection_can_return():
@@ -17,7 +24,9 @@ def test_every_language_supplies_every_concern(code):
     assert set(KEYS) <= raw_keys(code), f"{code}.toml lacks {set(KEYS) - raw_keys(code)}"
     lex = lexicon(code)
     for key in KEYS:
-        assert getattr(lex, key), f"{code}: {key} is empty"
+        assert getattr(lex, key) or key in OPTIONAL, f"{code}: {key} is empty"
+    assert lex.homographs <= lex.stopwords, f"{code}: a homograph that is no stopword"
+    assert code in CJK or lex.filler, f"{code}: filler is empty"
     assert set(lex.units.values()) <= set(DURATION_UNITS)
     assert set(lex.months.values()) <= set(range(1, 13))
     assert {lex.months[m] for m in lex.months} == set(range(1, 13)), f"{code}: months incomplete"
@@ -34,3 +43,27 @@ def test_unknown_and_regional_codes():
     assert lexicon("pt-BR").code == "pt"
     assert lexicon("xx").code == "en"
     assert lexicon(None).code == "en"
+
+
+@pytest.mark.parametrize("code", LATIN)
+def test_number_words_cover_the_same_range_in_every_latin_script_language(code):
+    covered = set(lexicon(code).numbers.values())
+    wanted = {0, 0.5, *range(1, 21), *range(30, 100, 10), 100}
+    assert wanted <= covered, f"{code} lacks {sorted(wanted - covered)}"
+
+
+@pytest.mark.parametrize("text, number", [
+    ("soixante-dix jours", 70), ("septante jours", 70), ("quatre-vingt jours", 80),
+    ("quatre-vingts jours", 80), ("huitante jours", 80), ("quatre-vingt-dix jours", 90),
+    ("nonante jours", 90), ("dix-sept jours", 17),
+])
+def test_french_compound_numbers_are_one_number(text, number):
+    assert magnitudes(text, "fr") == {number}
+
+
+def test_text_of_unknown_language_drops_function_words_but_not_homographs():
+    shared = unambiguous_stopwords()
+    assert {"kann", "auf", "pour", "het", "の"} <= shared
+    # function words in one language, content words in English: an English text keeps them
+    assert {"son", "die", "come", "dos", "door", "op"}.isdisjoint(shared)
+    assert {"son", "die", "come", "dos"} <= all_stopwords()

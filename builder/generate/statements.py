@@ -41,6 +41,7 @@ from __future__ import annotations
 import re
 
 from builder.text.language import HAN_CHAR, detect_language
+from builder.text.lexicon import every_language
 from builder.text.markdown import (
     DELIMITER_ROW, cell_spans, plain, span_blocks,
 )
@@ -78,12 +79,10 @@ _COMMON = STARTERS | STOPWORDS
 # A capitalised word right after a lower-case word or a comma: written as a name.
 _MID_CAPITAL = re.compile(
     r"(?:(?<![\w-])[a-z][\w'’-]*|[,;:)])(?:[ \t]+|[ \t]*\n[ \t>]*)[*_`(\"“]*([A-Z][A-Za-z0-9-]*)")
-# A table whose first header cell is one of these lists attributes down its first column and
-# entities across its header ("| Benefit | Basic | Gold |"). "Item" is left out on purpose:
-# "| Item | Per day | Week |" (samples/store-services.md) has items as rows.
-_GENERIC_HEADERS = frozenset(
-    """benefit benefits feature features attribute attributes property properties detail details
-    perk perks spec specs specification specifications setting settings option options""".split())
+# A table whose first header cell is one of these (the lexicon's `generic_headers`, of every
+# language) lists attributes down its first column and entities across its header
+# ("| Benefit | Basic | Gold |").
+_GENERIC_HEADERS = every_language("generic_headers")
 _EMPTY_CELLS = frozenset({"", "—", "–", "-", "n/a", "na", "none given"})
 
 
@@ -297,7 +296,7 @@ def _table_facts(text: str, rows: list[tuple[int, int]]
     if len(rows) >= 2 and DELIMITER_ROW.match(text[rows[1][0]:rows[1][1]]):
         header = _cells(text[rows[0][0]:rows[0][1]])
         body = rows[2:]
-    transposed = header is not None and header[0].strip().lower() in _GENERIC_HEADERS | {""}
+    transposed = header is not None and header[0].strip().casefold() in _GENERIC_HEADERS | {""}
     out = []
     for start, end in body:
         line = text[start:end]

@@ -11,42 +11,21 @@ import re
 from decimal import Decimal, InvalidOperation
 
 from builder.text.language import HAN as _CJK
+from builder.text.lexicon import lexicon, unambiguous_stopwords
 
 _TOKEN = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+", re.UNICODE)  # "需要5天" -> 需要, 5, 天
 _CJK_RUN = re.compile(rf"^[{_CJK}]+$")
 
-# Function words that carry no topic. Data, not prose: extend freely.
-STOPWORDS = frozenset(
-    """a an the and or but if then than of to in on at by for with from as is are was were be been
-    being it its this that these those there here what which who whom whose when where why how do
-    does did done has have had can could may might must shall should will would not no nor any all
-    each every some such per via into onto over under about after before within without between
-    also only just more most less least very much many one you your we our they their he she his
-    her them us i me my mine yours ours theirs s t""".split()
-) | frozenset("的 了 是 在 和 与 及 或 吗 呢 吧 啊 什么 多少 哪 哪些 如何 怎么 为什么 几".split()
-) | frozenset(  # Spanish, Portuguese, French, Italian, German function words that are not
-    # also English content words ("sea", "son", "die", "solo", "mit", "come", "dos" are left
-    # out): without them a Spanish question shares "de", "la", "que" with any sentence, and a
-    # tautology or a question that dropped its subject looks like it kept it.
-    """de del la las el los un una unos unas y o u e ni que con sin por para en al lo se su sus
-    tu tus mi mis te le les nos es está están ser estar ha han hay como cómo qué cuál cuáles
-    cuándo dónde quién quiénes este esta estos estas ese esa esos esas muy más menos ya sí
-    también pero entre sobre hasta desde durante cada todo todos toda todas otro otra otros
-    otras puede pueden puedes debe deben debes usted ustedes nuestro nuestra tiene tienen
-    da das do uma umas os com sem pelo pela em na no nas nos ao aos à às seu sua seus suas
-    você é são não também mais muito qual quais quando onde quem isso isto
-    des du une et ou avec sans dans sur au aux ce cette ces est sont être avoir il elle
-    ils elles vous nous leur leurs qui quoi quel quelle quels quelles où comment aussi très
-    il lo gli della delle dei degli nel nella nei con senza per che è sono essere avere anche
-    molto quale quali questo questa questi queste
-    der das dem den des ein eine einer eines einem einen und oder ohne für von zu im ist
-    sind sein haben wird werden nicht auch sehr welche welcher welches wo wie was wer""".split())
+# Function words that carry no topic, of every supported language: the text's language is not
+# known here (a question meets a passage). Without the other languages', a Spanish question
+# shares "de", "la", "que" with any sentence, and a tautology or a question that dropped its
+# subject looks like it kept it. Not the lexicon's `homographs` ("son", "die", "come", "dos"):
+# they are content words in another language, and an English text would lose its subject.
+STOPWORDS = unambiguous_stopwords()
 
-_MONTHS = {m: i for i, m in enumerate(
-    "january february march april may june july august september october november december".split(), 1)}
-_MONTHS.update({m[:3]: i for m, i in list(_MONTHS.items())})
-_MON = (r"(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
-        r"|sep(?:tember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)")
+# English month names and abbreviations (the lexicon's), read by their first three letters.
+_MONTHS = lexicon("en").months
+_MON = "(" + "|".join(sorted(map(re.escape, _MONTHS), key=len, reverse=True)) + ")"
 _DATE_PATTERNS = [
     (re.compile(r"\b(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})\b"), ("y", "m", "d")),
     (re.compile(r"(\d{4})\s*年\s*(\d{1,2})\s*月(?:\s*(\d{1,2})\s*日)?"), ("y", "m", "d")),

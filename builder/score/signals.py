@@ -40,8 +40,9 @@ a wrong reading costs:
   only find more of a context's values;
 - negations are every language's (`NEGATIONS`): a word taken for a negation where it is none
   only leaves a claim to the LLM.
-Symbols and digits are shared by every language. Function words (`STOPWORDS`) are still this
-module's own list, not the lexicon's `stopwords`: see the comment there.
+- function words (`STOPWORDS`) are every language's: the lexicon's `filler`, a narrower list
+  than its `stopwords` (see the comment there).
+Symbols and digits are shared by every language.
 
 Deterministic and pure: the same answer and contexts always give the same claims, verdicts and
 evidence, in answer order.
@@ -58,15 +59,18 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from builder.text.language import HAN, HANGUL, KANA, detect_language
-from builder.text.lexicon import SUPPORTED, lexicon
+from builder.text.lexicon import SUPPORTED, all_filler, lexicon
 from builder.text.sentences import split_sentences
 
-SIGNALS_VERSION = "4"  # bumped when a rule changes: part of the judge's calibration key
+SIGNALS_VERSION = "5"  # bumped when a rule changes: part of the judge's calibration key
                        # 2: sentences by builder.text.sentences (one rule with generation);
                        # Italian "tre" is 3, not 2
                        # 3: the lexicon's words, read in the text's language (module doc)
                        # 4: a context cited by its position is no value; the question's
                        # values are given
+                       # 5: number words 16-19 and 70-90 in every Latin-script language
+                       # ("seventy", "soixante-dix", "quatre-vingts", "nonante"); "ß" for
+                       # "ss" in number words ("dreißig")
 EVIDENCE = 3           # context sentences a claim is judged against
 
 _CJK_CLASS = HAN + KANA + HANGUL
@@ -131,11 +135,13 @@ class _Reading:
 
 
 def _words_re(table) -> re.Pattern:
+    """Any word of `table` (casefolded, as the lexicon's keys are), whole. A casefolded "ss" may
+    be written "ß" ("dreißig" is the lexicon's "dreissig"): read the match with `casefold()`."""
     if not table:
         return re.compile(r"(?!x)x")  # matches nothing
-    return re.compile(r"(?<![\w-])(" + "|".join(sorted(map(re.escape, table), key=len,
-                                                       reverse=True)) + r")(?![\w-])",
-                      re.IGNORECASE)
+    words = sorted(table, key=len, reverse=True)
+    return re.compile(r"(?<![\w-])(" + "|".join(re.escape(w).replace("ss", "(?:ss|ß)") for w in words)
+                      + r")(?![\w-])", re.IGNORECASE)
 
 
 @lru_cache(maxsize=None)
@@ -224,7 +230,7 @@ def numbers(text: str, language: str | None = "en") -> list[Value]:
             text, m.start())
         out.append(_number(m.group(0).strip(), forms, unit, reading))
     for m in reading.dozens_re.finditer(text):
-        n = reading.spelled[m.group(1).lower()]
+        n = reading.spelled[m.group(1).casefold()]
         out.append(Value(m.group(0), frozenset({_canon(str(n * 12))}), "number"))
     return out
 
@@ -238,7 +244,7 @@ def spelled(text: str, language: str | None = "en", *, one: bool = False) -> lis
                       (reading.spelled, reading.spelled_re))
     out = []
     for m in pattern.finditer(text):
-        word = m.group(1).lower()
+        word = m.group(1).casefold()
         if word in reading.lone_scales and _after_number(text, m.start(), reading):
             continue
         out.append(_number(m.group(1), {_canon(str(table[word]))},
@@ -432,24 +438,11 @@ def _numeral_or_month(word: str, language: str) -> bool:
 
 # ----------------------------------------------------------------- words
 
-# Function words, dropped from a claim's content. Not yet the lexicon's `stopwords`: read in
-# the text's language, those drop words a claim's truth depends on ("all", "per", "via") and
-# keep ones it does not ("both", "one", "other", "same"), and no longer drop another language's
-# ("LA" is Spanish "la" here). That changed code's claim checks for 44 of 8,879 English answers
-# (the tests', BEGIN's and FaithBench's), so it waits for a decision on those words.
-STOPWORDS = frozenset("""a an the and or but if then than of to in on at by for with from as
-    is are was were be been being it its this that these those there here what which who whom
-    whose when where why how do does did done has have had can could may might must shall
-    should will would also only just more most less very much many one you your we our they
-    their he she his her them us i me my also such so into onto over under about after before
-    within between some any each every other another both either same own s t
-    de del la las el los un una unos unas y o u e que con por para en al lo se su sus es son
-    fue era como más pero ya
-    le les des du une et ou avec dans sur au aux ce cette ces est sont qui
-    il lo gli della delle dei degli nel nella che è sono
-    der die das dem den des ein eine einer eines einem einen und oder für von zu im ist sind
-    da do das os as em na no um uma com são
-    het een en van op met voor zijn dat""".split())
+# Function words, dropped from a claim's content: the lexicon's `filler` of every language (a
+# claim and its contexts may be written in two), not its `stopwords`, which hold words a claim's
+# truth turns on ("all", "per", "via", "without") and lack ones it does not ("both", "one",
+# "other", "same").
+STOPWORDS = all_filler()
 _NEAR_PREFIX = 5
 
 

@@ -279,21 +279,45 @@ def _counted_noun(text: str, end: int, lang: str) -> tuple[str, int] | None:
     return _POSSESSIVE.sub("", words[0].group(1)).casefold(), words[-1].end()
 
 
+_WORD_RUN = re.compile(r"(?<!\w)[^\W\d_]+(?:-[^\W\d_]+)*")
+
+
+def number_words(text: str, lang: str = "en") -> list[tuple[int, int, float]]:
+    """(start, end, number) of each number word of `lang` (the lexicon's `numbers`), in order.
+    A hyphenated compound the lexicon spells whole is one number ("soixante-dix" 70, "dix-sept"
+    17, "quatre-vingt-dix" 90), the longest one from the left first ("quatre-vingt-dix-sept":
+    90, then 7); the other parts of a compound are read alone ("vingt-cinq": 20, then 5)."""
+    words = lexicon(lang).numbers
+    out: list[tuple[int, int, float]] = []
+    for m in _WORD_RUN.finditer(text):
+        parts = m.group(0).split("-")
+        starts = [m.start()]
+        for part in parts[:-1]:
+            starts.append(starts[-1] + len(part) + 1)
+        i = 0
+        while i < len(parts):
+            for j in range(len(parts), i, -1):
+                compound = "-".join(parts[i:j]).casefold()
+                if compound in words:
+                    out.append((starts[i], starts[j - 1] + len(parts[j - 1]), words[compound]))
+                    i = j
+                    break
+            else:
+                i += 1
+    return out
+
+
 def _word_numbers(text: str, lang: str, free, taken) -> list[Value]:
     """Durations written in words ("two weeks", "十天"): the only word numbers worth an answer;
     a bare "one" is too common to be a value."""
     out: list[Value] = []
-    words = lexicon(lang).numbers
-    for m in re.finditer(r"(?<!\w)([^\W\d_]+)", text):
-        w = m.group(1).casefold()
-        if w not in words:
-            continue
-        unit = _unit_after(text, m.end(), lang)
-        if unit and free(m.start(), unit[2]):
+    for start, stop, number in number_words(text, lang):
+        unit = _unit_after(text, stop, lang)
+        if unit and free(start, unit[2]):
             word, dim, end = unit
-            out.append(Value(m.start(), end, text[m.start():end], "duration",
-                             words[w] * _DURATION_DAYS[dim], "workday" if dim == "workday" else "time"))
-            taken.append((m.start(), end))
+            out.append(Value(start, end, text[start:end], "duration",
+                             number * _DURATION_DAYS[dim], "workday" if dim == "workday" else "time"))
+            taken.append((start, end))
     for m in _CJK_NUMBER.finditer(text):
         n = _cjk_number(m.group(0))
         if n is None:
@@ -328,10 +352,7 @@ def magnitudes(text: str, lang: str = "en") -> set[float]:
             out.add(n)
         elif v.kind != "duration":  # a duration in words: its number word is added below
             out.add(v.magnitude)
-    words = lexicon(lang).numbers
-    for m in re.finditer(r"(?<!\w)([^\W\d_]+)", text):
-        if m.group(1).casefold() in words:
-            out.add(words[m.group(1).casefold()])
+    out.update(number for _, _, number in number_words(text, lang))
     for m in _CJK_NUMBER.finditer(text):
         if (n := _cjk_number(m.group(0))) is not None:
             out.add(n)

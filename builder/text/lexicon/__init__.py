@@ -4,13 +4,22 @@ Generation prefers structure to word lists: answers are spans chosen by code, ro
 compared by code, retrieval is BM25. What cannot be read from structure is here, and only here:
 
 - `stopwords`: function words (prose looks like prose; content terms are the rest);
+- `filler`: the function words no claim's truth turns on, a narrower list ("all", "per",
+  "without" are stopwords, not filler; "both", "same" are filler): what scoring drops from a
+  claim's content words;
+- `homographs`: those of the `stopwords` that are content words in another language ("son",
+  "die", "come"): kept when the text's language is unknown (`unambiguous_stopwords`);
+- `generic_headers`: a table's first header cell that names no entity ("| Benefit | Basic |
+  Gold |"): the entities are the other header cells;
 - `yes` / `no`: the first word of a yes/no answer;
 - `document_refs`: phrases that point at the text instead of naming a subject ("the text");
 - `difference`: phrases that ask by how much two values differ;
 - `percent`: words for "%";
 - `demonstratives`: determiners that point at what the reader was shown ("this benefit");
 - `examples`: phrases that mark a worked example or a supposed case ("for example", "suppose");
-- `numbers`: small numbers in words ("five" -> 5);
+- `numbers`: small numbers in words, every Latin-script language the same range: 0-20, the
+  tens to 90, 100, a half ("five" -> 5, "soixante-dix" -> 70; read by `builder.text.values`
+  and `builder.score.signals`);
 - `months`: month names and abbreviations -> 1..12;
 - `units`: duration words -> second | minute | hour | day | workday | week | month | year;
 - `negations`: words that negate what follows ("not", "sans", "不");
@@ -27,7 +36,9 @@ Latin-script entries as whole words.
 
 Every supported language (`SUPPORTED`, the languages `builder.text.language` detects) supplies
 every key: a test checks it, so "supported" means the same everywhere, and adding a language is
-adding a file. Loaded once per language and cached; an unknown code falls back to English.
+adding a file. Only `OPTIONAL` keys may be empty, where the file says why (Chinese, Japanese and
+Korean have no `filler`: scoring reads them in character bigrams, not words). Loaded once per
+language and cached; an unknown code falls back to English.
 """
 
 from __future__ import annotations
@@ -39,9 +50,10 @@ from importlib import resources
 
 SUPPORTED = ("en", "es", "fr", "de", "pt", "it", "nl", "zh", "ja", "ko")
 FALLBACK = "en"
-KEYS = ("stopwords", "yes", "no", "document_refs", "difference", "percent", "examples",
-        "demonstratives", "numbers", "months", "units", "negations", "citations", "contrast",
-        "framing", "scales", "dozen", "measures")
+KEYS = ("stopwords", "filler", "homographs", "generic_headers", "yes", "no", "document_refs",
+        "difference", "percent", "examples", "demonstratives", "numbers", "months", "units",
+        "negations", "citations", "contrast", "framing", "scales", "dozen", "measures")
+OPTIONAL = ("filler", "homographs")
 DURATION_UNITS = ("second", "minute", "hour", "day", "workday", "week", "month", "year")
 MEASURE_KINDS = ("length", "mass", "money", "temperature")
 
@@ -51,6 +63,9 @@ class Lexicon:
     code: str
     name: str
     stopwords: frozenset[str]
+    filler: frozenset[str]
+    homographs: frozenset[str]
+    generic_headers: frozenset[str]
     yes: frozenset[str]
     no: frozenset[str]
     document_refs: tuple[str, ...]
@@ -85,6 +100,9 @@ def lexicon(code: str | None) -> Lexicon:
     return Lexicon(
         code=code, name=raw["name"],
         stopwords=frozenset(raw["stopwords"].casefold().split()),
+        filler=frozenset(raw["filler"].casefold().split()),
+        homographs=frozenset(raw["homographs"].casefold().split()),
+        generic_headers=frozenset(p.casefold() for p in raw["generic_headers"]),
         yes=frozenset(raw["yes"].casefold().split()),
         no=frozenset(raw["no"].casefold().split()),
         document_refs=tuple(p.casefold() for p in raw["document_refs"]),
@@ -107,12 +125,34 @@ def lexicon(code: str | None) -> Lexicon:
 
 @lru_cache(maxsize=1)
 def all_stopwords() -> frozenset[str]:
-    """Function words of every supported language: for text whose language is unknown or mixed
-    (a question compared with a passage)."""
-    out: set[str] = set()
-    for code in SUPPORTED:
-        out |= lexicon(code).stopwords
-    return frozenset(out)
+    """Function words of every supported language, for text whose language is unknown or mixed
+    where keeping a content word matters less than dropping every function word (retrieval
+    terms, where a counted noun ends); key terms use `unambiguous_stopwords`."""
+    return every_language("stopwords")
+
+
+@lru_cache(maxsize=1)
+def unambiguous_stopwords() -> frozenset[str]:
+    """Function words to drop from text whose language is not known (a question and its
+    passage, whatever they are written in): every language's `stopwords` but the `homographs`.
+    A word that is a function word in one language and a content word in another ("son", "die",
+    "come", "dos") is kept, since dropping it would lose an English text's subject; English
+    function words are dropped everywhere. (`all_stopwords` counts the homographs in.)"""
+    return all_stopwords() - every_language("homographs")
+
+
+@lru_cache(maxsize=1)
+def all_filler() -> frozenset[str]:
+    """Every language's `filler`: the words scoring drops from a claim's content words in text of
+    any language (a claim and its contexts may be written in two)."""
+    return every_language("filler")
+
+
+@lru_cache(maxsize=None)
+def every_language(key: str) -> frozenset[str]:
+    """The words of one set-valued key (`stopwords`, `generic_headers`, ...) of every supported
+    language: for text whose language is not known."""
+    return frozenset().union(*(getattr(lexicon(code), key) for code in SUPPORTED))
 
 
 def raw_keys(code: str) -> set[str]:
