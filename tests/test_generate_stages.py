@@ -13,7 +13,8 @@ from builder.generate.plan import (
     type_targets,
 )
 from builder.text.locate import locate_span
-from builder.generate.terms import dates, numbers
+from builder.generate.terms import numbers
+from builder.text.values import stated_dates
 from builder.text.language import detect_language
 
 
@@ -28,9 +29,9 @@ def test_locate_span_exact_fuzzy_and_fabricated():
 
 def test_numbers_dates_and_language():
     assert numbers("costs $1,000.50 or 45.0 days") == {"1000.5", "45"}
-    assert dates("effective 2025-03-01, before March 1, 2023 and 2024年5月") == \
+    assert stated_dates("effective 2025-03-01, before March 1, 2023 and 2024年5月") == \
         ["2025-03-01", "2023-03-01", "2024-05"]
-    assert "v2.1" in dates("since version 2.1")
+    assert stated_dates("since version 2.1") == []  # a version is no date
     assert detect_language("标准配送需要5天送达") == "zh"
     assert detect_language("Standard shipping takes 5 days") == "en"
 

@@ -10,7 +10,8 @@ from builder.generate.candidate import stable_id
 from builder.generate.statements import (
     EXTRACTOR, VERSION, extract_statements, extract_statements_counted,
 )
-from builder.generate.terms import dates, key_terms
+from builder.generate.terms import key_terms
+from builder.text.values import stated_dates
 from builder.ingest.pipeline import ingest_paths
 from builder.store.documents import list_chunks
 from builder.store.db import Store
@@ -48,7 +49,7 @@ def test_every_sample_statement_is_an_exact_grounded_span(sample_chunks):
             assert set(r) == keys
             assert c["text"][r["evidence_start"]:r["evidence_end"]] == r["evidence"], r
             assert r["evidence"] == r["evidence"].strip() and r["text"] == " ".join(r["text"].split())
-            assert r["dates"] == dates(r["evidence"])
+            assert r["dates"] == stated_dates(r["evidence"], r["language"])
             assert len(r["entities"]) <= 4
             for name in r["entities"]:
                 assert key_terms(name) and key_terms(name) <= chunk_terms, (name, c["id"])

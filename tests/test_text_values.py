@@ -70,3 +70,16 @@ def test_a_count_answer_keeps_what_it_counts_and_a_possessive_unit_is_still_a_un
     assert one("remain in care for at least 7 continuous days") == ("7 continuous days", "duration", 7)
     # a list number before a citation is no count of "Ruben"
     assert one("18 Ruben Recabarren and Bogdan Carbunar") == ("18", "number", 18)
+
+
+def test_stated_dates_read_every_language_and_a_year_before_a_full_stop():
+    """The statements' `dates` come from the one value reader: month names of the text's
+    language (the old English-only reader found '2021' in the French line, and no year
+    before a full stop)."""
+    from builder.text.values import stated_dates
+
+    assert stated_dates("Publié le 3 mars 2021, révisé en juin 2022.", "fr") == ["2021-03-03", "2022-06"]
+    assert stated_dates("Released on March 5, 2023 and updated in 2024.", "en") == ["2023-03-05", "2024"]
+    assert stated_dates("Am 1. Mai 2020 und wieder am 1. Mai 2020.", "de") == ["2020-05-01"]
+    assert stated_dates("2019年5月发布", "zh") == ["2019-05"]
+    assert stated_dates("Costs 30 EUR for 2 weeks.", "en") == []

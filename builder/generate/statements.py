@@ -11,7 +11,7 @@ Guarantees, for every row of `extract_statements(chunk)`:
   collapsed (table facts: "{entity} — {attribute}: {value}", with the same three as the
   record `cell`; every other row has `cell` None);
 - every entity has key terms, all of them among the chunk's key terms;
-- `dates == terms.dates(evidence)`;
+- `dates == values.stated_dates(evidence, language)` (dates and years, any language);
 - deterministic: the same chunk gives the same rows and ids, in document order.
 
 What becomes a statement:
@@ -46,9 +46,10 @@ from builder.text.markdown import (
     DELIMITER_ROW, cell_spans, plain, span_blocks,
 )
 from builder.text.sentences import STARTERS, sentence_spans
+from builder.text.values import stated_dates
 
 from builder.generate.candidate import stable_id
-from builder.generate.terms import STOPWORDS, dates, key_terms
+from builder.generate.terms import STOPWORDS, key_terms
 
 EXTRACTOR = "statements"
 VERSION = "4"  # 2: a table fact's evidence is its cell, not the row. 3: the cell as a record;
@@ -115,7 +116,7 @@ def extract_statements_counted(chunk: dict) -> tuple[list[dict], int]:
             "chunk_id": chunk["id"], "seq": seq, "text": claim, "evidence": evidence,
             "evidence_start": start, "evidence_end": end,
             "entities": [e for e in entities if _grounded(e, chunk_terms)][:MAX_ENTITIES],
-            "dates": dates(evidence), "language": language, "prompt_name": EXTRACTOR,
+            "dates": stated_dates(evidence, language), "language": language, "prompt_name": EXTRACTOR,
             "prompt_version": VERSION, "llm_call_id": None, "cell": cell,
         })
 

@@ -22,6 +22,9 @@ MODES = ("json_schema", "json_object", "text")
 
 _FENCE = re.compile(r"```(?:json|JSON)?[ \t]*\n?(.*?)```", re.DOTALL)
 _DECODER = json.JSONDecoder(strict=False)  # strict=False: raw newlines inside strings are fine
+# A model declining the task itself (not a RAG answer's "I don't know": that is
+# prompts/refusal_phrases.md, every language). English only: golden's prompts are English.
+# A refusal in another language costs one repair call before it fails as 'invalid'.
 _REFUSAL = re.compile(
     r"^\W*(i'?m sorry|i am sorry|sorry, (but )?i|i can(no|')t|i cannot|i won'?t|i am unable|"
     r"i'?m unable|i'?m not able|as an ai)\b", re.IGNORECASE)

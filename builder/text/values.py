@@ -196,6 +196,24 @@ def _dates(text: str, lang: str) -> list[Value]:
     return kept
 
 
+def stated_dates(text: str, lang: str = "en") -> list[str]:
+    """The dates a text states, normalised ("YYYY-MM-DD", "YYYY-MM", "YYYY"), in order of first
+    appearance, no repeats: what `find_values` reads as a date or a year, in the text's language
+    (month names of every language the lexicon has, years, CJK dates)."""
+    out: list[str] = []
+    for v in find_values(text, lang):
+        if v.kind == "date":
+            d = date.fromordinal(int(v.magnitude))
+            stated = d.isoformat() if v.unit == "day" else f"{d.year:04d}-{d.month:02d}"
+        elif v.kind == "year":
+            stated = f"{int(v.magnitude):04d}"
+        else:
+            continue
+        if stated not in out:
+            out.append(stated)
+    return out
+
+
 def find_values(text: str, lang: str = "en") -> list[Value]:
     """The values of `text` in order, none overlapping another (dates first, then numbers with
     what makes them a value: a currency, "%", a duration unit, a symbol unit, a counted noun)."""
