@@ -28,7 +28,7 @@ from pathlib import Path
 from builder.errors import InputError
 from builder.llm.prompts import bundled_prompts_dir
 from builder.text.language import HAN, HANGUL, KANA
-from builder.text.lexicon import SUPPORTED, lexicon
+from builder.text.lexicon import every_language
 from builder.text.sentences import split_sentences
 
 PHRASE_FILE = "refusal_phrases.md"
@@ -38,7 +38,7 @@ _CJK = re.compile(f"[{HAN}{KANA}{HANGUL}]")
 # The words that turn a sentence in every supported language (the lexicon's `contrast`), like
 # the phrases, whatever the answer's language: a clause cut once too often can only let a claim
 # through, never hide one in a refusal. A clause starts before a Latin-script word, at a CJK one.
-_CONTRAST = sorted({w for code in SUPPORTED for w in lexicon(code).contrast}, key=lambda w: (-len(w), w))
+_CONTRAST = sorted(every_language("contrast"), key=lambda w: (-len(w), w))
 _TURN = re.compile(r",?\s+\b(?=(?:" + "|".join(re.escape(w) for w in _CONTRAST if not _CJK.match(w))
                    + r")\b)|(?:" + "|".join(re.escape(w) for w in _CONTRAST if _CJK.match(w)) + ")",
                    re.IGNORECASE)

@@ -59,7 +59,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from builder.text.language import HAN, HANGUL, KANA, detect_language
-from builder.text.lexicon import SUPPORTED, all_filler, lexicon
+from builder.text.lexicon import all_filler, every_language, lexicon
 from builder.text.sentences import split_sentences
 
 SIGNALS_VERSION = "5"  # bumped when a rule changes: part of the judge's calibration key
@@ -85,10 +85,8 @@ _CJK_RUN = re.compile(rf"^[{_CJK_CLASS}]+$")
 # to the LLM; it never lets code call a claim supported. CJK ones are found inside words, and
 # mark the text with NEGATED.
 NEGATED = "¬"
-_NEGATION_WORDS = frozenset(w for code in SUPPORTED for w in lexicon(code).negations
-                            if not _CJK_START.match(w))
-_NEGATION_CUES = re.compile("|".join(sorted((re.escape(w) for code in SUPPORTED
-                                             for w in lexicon(code).negations
+_NEGATION_WORDS = frozenset(w for w in every_language("negations") if not _CJK_START.match(w))
+_NEGATION_CUES = re.compile("|".join(sorted((re.escape(w) for w in every_language("negations")
                                              if _CJK_START.match(w)), key=len, reverse=True)))
 NEGATIONS = _NEGATION_WORDS | {NEGATED}
 

@@ -270,6 +270,7 @@ def _classify(text: str, s: int, e: int, magnitude: float, lang: str) -> Value |
 
 
 MAX_COUNTED_WORDS = 2
+_NEXT_WORD = re.compile(r" ([^\W\d_][\w'’-]*)")
 MAX_SHORT_UNIT = 3
 
 
@@ -280,11 +281,11 @@ def _counted_noun(text: str, end: int, lang: str) -> tuple[str, int] | None:
     ending at a function word or punctuation. A capitalised word after a number is a name (a
     list number before a citation, "18 Ruben ..."), not what is counted, unless it is a short
     unit symbol ("Mo", "KB")."""
-    stops = lexicon(lang).stopwords | all_stopwords()
+    stops = all_stopwords()   # holds every language's, `lang`'s (or its English fallback) too
     words: list[re.Match] = []
     pos = end
     while len(words) < MAX_COUNTED_WORDS:
-        m = re.compile(r" ([^\W\d_][\w'’-]*)").match(text, pos)
+        m = _NEXT_WORD.match(text, pos)
         if not m:
             break
         word = m.group(1)
