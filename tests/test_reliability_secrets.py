@@ -56,7 +56,7 @@ _FIXED = {
 def _reply(schema: str, messages: list[dict]) -> dict:
     user = next((m["content"] for m in messages if m["role"] == "user"), "")
     passage = re.search(r"^Passage: (.+)$", user, re.M)
-    if schema == "WrittenQuestion" and passage:  # one distinct question per passage
+    if schema == "WrittenQuestions" and passage:  # one distinct question per passage
         answer = re.search(r"^Answer: (.+?) \(", user, re.M)
         words = [w for w in passage.group(1).replace(answer.group(1) if answer else "", " ").split()
                  if w.isalpha()][:4]

@@ -7,7 +7,7 @@ far better), and every list has a default so a partial but valid reply still val
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, Field, field_validator, model_validator
 
 from builder.vocabulary import TYPES
 
@@ -24,10 +24,19 @@ DEFAULT_DIFFICULTY = {"easy": 0.4, "medium": 0.3, "hard": 0.3}
 
 # ------------------------------------------------------------------ LLM outputs
 
-class WrittenQuestion(BaseModel):
-    """The question writer's reply (`question.prompt`)."""
+class WrittenQuestions(BaseModel):
+    """The question writer's reply (`question.prompt`): a few differently worded questions for
+    one answer; code keeps the first that passes its checks (questions.py). A reply with one
+    `question` (an endpoint that ignores the schema, an older prompt) is read as a list of one."""
 
-    question: str
+    questions: list[str] = Field(min_length=1, max_length=5)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _one_question(cls, data):
+        if isinstance(data, dict) and "questions" not in data and "question" in data:
+            return {"questions": [data["question"]]}
+        return data
 
 
 class ReaderReply(BaseModel):

@@ -33,9 +33,9 @@ from builder.generate.candidate import stable_id
 from builder.generate.context import RunContext
 from builder.generate.form import question_problems
 from builder.generate.knowledge import MAX_SENTENCES, KnowledgeIndex
-from builder.generate.models import ReaderReply, WrittenQuestion
+from builder.generate.models import ReaderReply, WrittenQuestions
 from builder.generate.questions import KIND_NAMES, STAGE_QUESTION, write_questions
-from builder.generate.roundtrip import read_pending, round_trip
+from builder.generate.roundtrip import read_pending, retrieve, round_trip
 from builder.generate.spans import plan_spans
 
 STAGE_WAVE = "wave"      # the spans each wave asks, so a resumed run finishes a cut wave first
@@ -100,7 +100,7 @@ async def run_waves(ctx: RunContext, chunks: list[dict], titles: dict[str, str],
     unfinished = [by_id[sid] for sid in (waves[-1].get("spans", []) if waves else [])
                   if sid not in asked and sid in by_id]
     if unfinished:
-        await write_questions(ctx, kb, unfinished)
+        await write_questions(ctx, kb, unfinished, precheck=_precheck(kb))
     await read_pending(ctx, kb, on_verified)
     await compose.compose_from_verified(ctx, kb, spans, plan, on_verified)
     # Small waves are for the embedded model (one request at a time, so small waves show a
@@ -123,7 +123,7 @@ async def run_waves(ctx: RunContext, chunks: list[dict], titles: dict[str, str],
                                  key=stable_id(STAGE_WAVE, index, [s.id for s in batch]),
                                  info={"index": index, "spans": [s.id for s in batch]})
         index += 1
-        await write_questions(ctx, kb, batch)
+        await write_questions(ctx, kb, batch, precheck=_precheck(kb))
         await read_pending(ctx, kb, on_verified)
         await compose.compose_from_verified(ctx, kb, spans, plan, on_verified)
         wave = WAVE if not batched else len(todo)
@@ -133,6 +133,15 @@ async def run_waves(ctx: RunContext, chunks: list[dict], titles: dict[str, str],
     elif len(verified(ctx)) < n and sum(ctx.calls.values()) >= max_calls:
         ctx.notes.append(f"stopped at the call ceiling ({max_calls} calls, {CALLS_PER_ITEM} per "
                          "wanted item): this knowledge base yields few items")
+
+
+def _precheck(kb: KnowledgeIndex):
+    """The round trip's code half (retrieval and specificity, no call) for the question stage
+    to choose among the wordings it is offered."""
+    def check(question: str, reference: str, chunk: str, language: str):
+        found = retrieve(question, reference, chunk, language, kb)
+        return found.problem, found.rank
+    return check
 
 
 async def estimate(ctx: RunContext, chunks: list[dict], titles: dict[str, str],
@@ -149,7 +158,7 @@ async def estimate(ctx: RunContext, chunks: list[dict], titles: dict[str, str],
             "language": language_name(span.language), "title": span.title or "-",
             "passage": span.statement, "answer": span.answer, "kind": KIND_NAMES[span.kind],
             "mention": []},
-            WrittenQuestion, stage="question")
+            WrittenQuestions, stage="question")
         await ctx.llm.structured(ctx.prompts["reader"], {
             "sentences": [{"text": span.statement}] * MAX_SENTENCES,
             "question": span.statement}, ReaderReply, stage="reader", role="verifier")

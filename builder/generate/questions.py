@@ -9,6 +9,8 @@ transaction with its ledger row; a failed call stores nothing and is asked again
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from builder.store import candidates as cstore
 from builder.text.language import language_name
 
@@ -17,7 +19,7 @@ from builder.generate.candidate import clean_question, make_candidate, stable_id
 from builder.generate.context import RunContext, run_units
 from builder.generate.form import question_problems
 from builder.generate.knowledge import KnowledgeIndex
-from builder.generate.models import WrittenQuestion
+from builder.generate.models import WrittenQuestions
 from builder.generate.rivals import telling_words
 
 # How the question writer is told what kind of answer to ask for (the prompt is in English).
@@ -32,9 +34,20 @@ def _prompts(ctx: RunContext, *names: str) -> dict[str, str]:
     return {n: ctx.prompts[n].version for n in names}
 
 
-async def write_questions(ctx: RunContext, kb: KnowledgeIndex, spans: list[Span]) -> None:
+# The code half of the round trip (roundtrip.retrieve, handed in by the pipeline: a stage never
+# imports another): (question, reference, source chunk, language) -> (problem or None, rank).
+Precheck = Callable[[str, str, str, str], "tuple[str | None, int | None]"]
+
+
+async def write_questions(ctx: RunContext, kb: KnowledgeIndex, spans: list[Span],
+                          precheck: Precheck | None = None) -> None:
     """One question call per span; the candidate is stored pending, or failed by the code checks
     (with the ledger row, in one transaction). A failed call stores nothing: asked again next run.
+
+    The writer offers a few wordings (`question.prompt`); code keeps the best (`_choose`): the
+    first that passes the form checks and the code half of the round trip, with its passage
+    ranked highest. Most refusals are decided by code (a question holding its answer, one that
+    fits a rival sentence as well), so a second wording often saves a span for no extra call.
     A span whose statement has close rivals (rivals.telling_words) must have its question name
     what tells it from them: the round trip rejects a question that fits a rival as well."""
     done = cstore.done_keys(ctx.store, STAGE_QUESTION)
@@ -48,28 +61,54 @@ async def write_questions(ctx: RunContext, kb: KnowledgeIndex, spans: list[Span]
             "language": language_name(span.language), "title": span.title or "-",
             "passage": _passage(span), "answer": span.answer, "kind": KIND_NAMES[span.kind],
             "mention": [{"text": ", ".join(mention)}] if mention else []},
-            WrittenQuestion)
+            WrittenQuestions)
         if not res.ok:
             return
-        question = clean_question(res.value.question)
-        answer = span.answer_for(question)
+        question, answer, problems, offered = _choose(span, res.value.questions, mention,
+                                                      precheck)
         cand = make_candidate(
             ctype="single_hop", question=question, answer=answer,
             facts=[{**span.fact, "document_id": span.document_id}], language=span.language,
             prompts=_prompts(ctx, "question", "reader"), model=res.model or ctx.model(),
             seed_fact_id=span.fact["id"], document_id=span.document_id, key=span.id)
-        problems = question_problems(question, answer=answer, language=span.language,
-                                     statement=span.statement, mention=mention,
-                                     title=span.title)
         if problems:
             cand["verdict"] = "failed"
             cand["rejection_reasons"] = [f"form: {p}" for p in problems]
             cand["verification"] = [{"check": "form", "passed": False, "reason": p,
                                      "source": "code"} for p in problems]
         cstore.record_candidates(ctx.store, [cand], stage=STAGE_QUESTION, key=key,
-                                 info={"span": span.id, "candidate_id": cand["id"]})
+                                 info={"span": span.id, "candidate_id": cand["id"],
+                                       "offered": offered})
 
     await run_units(ctx, "questions", spans, one)
+
+
+def _choose(span: Span, offered: list[str], mention: list[str],
+            precheck: Precheck | None) -> tuple[str, str, list[str], list[str]]:
+    """The wording to keep, its answer, its form problems (empty when it passes) and the
+    cleaned wordings offered. Preference: passes the form checks, then passes the code half of
+    the round trip, then the passage's retrieval rank, then the writer's own order. With every
+    wording failing the form, the first is kept with its problems (stored failed)."""
+    offered = [q for q in dict.fromkeys(clean_question(q) for q in offered) if q.strip()]
+    if not offered:
+        offered = [""]
+    best: tuple | None = None
+    for order, question in enumerate(offered):
+        answer = span.answer_for(question)
+        problems = question_problems(question, answer=answer, language=span.language,
+                                     statement=span.statement, mention=mention,
+                                     title=span.title)
+        if problems:
+            if best is None:
+                best = ((2, 0, order), question, answer, problems)
+            continue
+        problem, rank = precheck(question, answer, span.chunk_id, span.language) \
+            if precheck else (None, 1)
+        score = (1 if problem else 0, rank or 99, order)
+        if best is None or score < best[0]:
+            best = (score, question, answer, [])
+    _, question, answer, problems = best
+    return question, answer, problems, offered
 
 
 def _passage(span: Span) -> str:

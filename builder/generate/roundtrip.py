@@ -25,7 +25,7 @@ a small local model, and a sentence with its section is what the answer needs.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from builder.store import candidates as cstore
 
@@ -49,23 +49,41 @@ class Reading:
     status: str = "ok"               # the reader call's status
 
 
+@dataclass
+class Retrieval:
+    """The code half of a round trip (no call): where the question finds its passage, and the
+    sentences the reader would see. `problem` is None when the reader may be asked."""
+
+    problem: str | None
+    rank: int | None = None
+    sentences: list[dict] = field(default_factory=list)
+
+
+def retrieve(question: str, reference: str, source_chunk: str, language: str,
+             kb: KnowledgeIndex) -> Retrieval:
+    """Steps 1 and 2b of the module doc: retrieval over the whole KB, then specificity."""
+    hits = kb.search(question, TOP_K)
+    rank = next((i for i, h in enumerate(hits, 1) if h["id"] == source_chunk), None)
+    if rank is None:
+        return Retrieval("retrieval: the question alone does not find its passage (BM25 top "
+                         f"{TOP_K})")
+    scored = score_sentences(question, hits, kb.titles)
+    if not scored:
+        return Retrieval("retrieval: no sentence shares a term with the question", rank)
+    if (other := rival(question, reference, language, scored)) is not None:
+        return Retrieval("specificity: another sentence fits the question as well and states "
+                         f"another answer ({other['sentence'][:80]!r})", rank)
+    return Retrieval(None, rank, scored[:MAX_SENTENCES])
+
+
 async def round_trip(ctx, question: str, reference: str, source_chunk: str, language: str,
                      kb: KnowledgeIndex) -> Reading:
     """Retrieve, read, compare (see the module doc). One reader call at most; none when the
     retrieval already fails."""
-    titles = kb.titles
-    hits = kb.search(question, TOP_K)
-    rank = next((i for i, h in enumerate(hits, 1) if h["id"] == source_chunk), None)
-    if rank is None:
-        return Reading("retrieval: the question alone does not find its passage (BM25 top "
-                       f"{TOP_K})")
-    scored = score_sentences(question, hits, titles)
-    if not scored:
-        return Reading("retrieval: no sentence shares a term with the question", rank=rank)
-    if (other := rival(question, reference, language, scored)) is not None:
-        return Reading("specificity: another sentence fits the question as well and states "
-                       f"another answer ({other['sentence'][:80]!r})", rank=rank)
-    sentences = scored[:MAX_SENTENCES]
+    found = retrieve(question, reference, source_chunk, language, kb)
+    if found.problem is not None:
+        return Reading(found.problem, rank=found.rank)
+    sentences, rank = found.sentences, found.rank
     reply = await ask(ctx, question, sentences)
     if reply is None:
         return Reading("reader call failed", rank=rank, sentences=len(sentences), status="error")
