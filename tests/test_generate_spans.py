@@ -121,3 +121,14 @@ def test_a_count_states_what_it_counts_unless_the_question_names_it():
     assert span.answer == "200 Mo"
     assert span.answer_for("What is the most data one attachment may hold?") == "200 Mo"
     assert span.answer_for("How many Mo of data may one attachment hold?") == "200"
+
+
+def test_a_row_or_a_pair_label_that_names_nothing_gives_no_label():
+    from builder.generate.answers import find_pairs
+    table = chunk("t", "plans.md", "| Plan | Storage |\n|---|---|\n| 1. | 10 GB |\n| Gold | 50 GB |\n")
+    answers = {s.answer: s.mention for s in spans_of(table)}
+    assert answers == {"50 GB": ["Gold"]}  # the row "1." cannot be named by a question
+    # two statements that differ by a function word only: no label to ask one of them by
+    text = chunk("p", "leave.md", "Staff may take up to 5 days of leave to care for a child. "
+                                  "Staff may take up to 10 days of leave unless care for a child.")
+    assert [(p.a.label, p.b.label) for p in find_pairs(spans_of(text))] == []

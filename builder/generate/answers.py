@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from builder.text.values import Value, comparable
 
 from builder.generate.candidate import stable_id
-from builder.generate.terms import key_terms, tokens
+from builder.generate.terms import key_terms, names_something, tokens
 
 VALUE_KINDS = ("amount", "percent", "duration", "date", "quantity", "year", "count")
 
@@ -176,7 +176,8 @@ def find_pairs(spans: list[Span], limit: int = 400) -> list[Pair]:
             labels = None
             if diff:
                 la, lb = _surface(a.statement, diff[0]), _surface(b.statement, diff[1])
-                labels = (la, lb) if la and lb else None
+                labels = (la, lb) if la and lb and names_something(la) \
+                    and names_something(lb) else None
             elif frame == frames[other]:
                 labels = _heading_labels(a, b)
             if labels and labels[0].casefold() != labels[1].casefold():

@@ -38,7 +38,7 @@ from builder.text.values import Value, find_values
 from builder.generate.answers import VALUE_KINDS, Span, find_bridges, find_pairs, find_value_pairs
 from builder.generate.candidate import stable_id
 from builder.generate.statements import extract_statements
-from builder.generate.terms import key_terms
+from builder.generate.terms import key_terms, names_something
 
 MIN_REST_TERMS = 3
 MAX_NAME_SHARE = 0.08
@@ -133,6 +133,8 @@ def spans_of_chunk(chunk: dict, title: str) -> list[Span]:
             cell = {"entity": section, "attribute": labelled.group("label").strip(),
                     "value": _plain_value(labelled.group("value"))}
         candidates: list[tuple[str, str, Value | None]] = []
+        if cell and cell["entity"] and not names_something(cell["entity"]):
+            continue  # a row named "1." or "E": no question can say which row it asks about
         if cell:
             value = cell["value"].strip()
             if 0 < len(value.split()) <= MAX_ANSWER_WORDS and value.casefold() not in (

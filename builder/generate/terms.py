@@ -58,6 +58,13 @@ def key_terms(text: str) -> set[str]:
     return {stem(t) for t in tokens(text) if t not in STOPWORDS}
 
 
+def names_something(label: str) -> bool:
+    """Whether a label (a table row's name, the words two parallel statements differ by) holds
+    a content term a user could type: "Plan B", "Level 2", "D1" do; "E", "1.", "to" do not (a
+    list's numbering, a lone letter, a function word tell nothing apart in a question)."""
+    return any(len(t) >= 2 for t in key_terms(label))
+
+
 def _canon_number(whole: str, frac: str | None) -> str:
     raw = whole.replace(",", "") + (f".{frac}" if frac else "")
     try:
