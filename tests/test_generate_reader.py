@@ -43,3 +43,31 @@ def test_a_statement_with_a_close_rival_must_be_asked_with_the_word_that_tells_t
     # nothing close states another duration: no word is forced on the question
     alone = "Support answers questions by email within two working days of receiving them."
     assert telling_words(alone, "two working days", "en", kb) == []
+
+
+def test_a_value_the_reader_restates_in_english_is_grounded_by_its_value_in_the_named_sentence():
+    import asyncio
+    from types import SimpleNamespace
+
+    from builder.generate.models import ReaderReply
+    from builder.generate.reader import ask
+
+    sentences = [{"text": "Support: réponse sous deux jours.",
+                  "sentence": "Le support répond sous deux jours ouvrés."},
+                 {"text": "Factures: payées sous 30 jours.",
+                  "sentence": "Les factures sont payées sous 30 jours après réception."}]
+
+    def reader(answer: str, named: int):
+        async def call(name, variables, output, role=None):
+            return SimpleNamespace(ok=True, value=ReaderReply(sentence=named, answer=answer))
+        return SimpleNamespace(call=call)
+
+    got = asyncio.run(ask(reader("30 days", 2), "Sous quel délai les factures sont-elles payées ?",
+                          sentences, "fr"))
+    assert (got.answer, got.grounded) == ("30 jours", True)
+    # a value the named sentence does not hold, or a whole phrase, stays ungrounded
+    assert not asyncio.run(ask(reader("45 days", 2), "?", sentences, "fr")).grounded
+    assert not asyncio.run(ask(reader("30 days for all invoices sent by mail", 2), "?", sentences,
+                               "fr")).grounded
+    # without the sentence it named, no value is looked for
+    assert not asyncio.run(ask(reader("30 days", 0), "?", sentences, "fr")).grounded

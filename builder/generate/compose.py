@@ -362,7 +362,7 @@ async def comparative(ctx: RunContext, a: Part, b: Part) -> dict | None:
                                                              | magnitudes(b.answer, b.language)))
          else "the question states a value")]
     if all(p is None for _, p in checks):
-        got = await reader.ask(ctx, q, _sentences(a, b))
+        got = await reader.ask(ctx, q, _sentences(a, b), a.language)
         problem = "reader call failed" if got is None else _picks(got.answer, win, lose, win_name,
                                                                   lose_name)
         checks.append(("reader", problem))
@@ -442,7 +442,7 @@ async def multi_hop(ctx: RunContext, a: Part, b: Part, kb: KnowledgeIndex) -> di
          else "one chunk answers it alone"),
         ("leak", None if not contains(q, b.answer) else "the question contains its answer")]
     if all(p is None for _, p in checks):
-        got = await reader.ask(ctx, q, _sentences(a, b))
+        got = await reader.ask(ctx, q, _sentences(a, b), b.language)
         problem = "reader call failed" if got is None else (
             reader.states_reference(b.answer, got.answer, b.language) if got.grounded else
             "the reader found no answer")
@@ -474,7 +474,7 @@ async def unanswerable(ctx: RunContext, p: Part, name: str,
     if all(pr is None for _, pr in checks):
         hits = kb.search(q, TOP_K)
         sentences = pick_sentences(q, hits, kb.titles)
-        got = await reader.ask(ctx, q, sentences) if sentences else reader.Reply("")
+        got = await reader.ask(ctx, q, sentences, p.language) if sentences else reader.Reply("")
         # an answer read from a sentence about the replaced name answers that name, not the
         # sibling (a small reader overlooks the swap); one from any other sentence may be a
         # rule for everyone ("every plan includes ..."): then the knowledge base answers it

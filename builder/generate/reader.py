@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from builder.text.locate import locate_span
-from builder.text.values import magnitudes
+from builder.text.values import find_values, magnitudes
 
 from builder.generate.models import ReaderReply
 from builder.generate.terms import key_terms
@@ -60,9 +60,10 @@ class Reply:
         return bool(self.sentence)
 
 
-async def ask(ctx, question: str, sentences: list[dict]) -> Reply | None:
+async def ask(ctx, question: str, sentences: list[dict], language: str = "en") -> Reply | None:
     """One reader call; None when the call failed. The sentence the reader named is looked in
-    first, then the others."""
+    first, then the others. A value the reader restated in the prompt's language ("30 days"
+    for "30 jours") is grounded by its value in the sentence it named (`_restated_value`)."""
     res = await ctx.call(PROMPT, {"sentences": [{"text": s["text"]} for s in sentences],
                                   "question": question}, ReaderReply, role="verifier")
     if not res.ok:
@@ -75,4 +76,24 @@ async def ask(ctx, question: str, sentences: list[dict]) -> Reply | None:
     for s in order:
         if locate_span(s["sentence"], answer, min_chars=1) is not None:
             return Reply(answer, s["sentence"])
+    if 1 <= named <= len(sentences):
+        sentence = sentences[named - 1]["sentence"]
+        if (words := _restated_value(answer, sentence, language)) is not None:
+            return Reply(words, sentence)
     return Reply(answer)
+
+
+def _restated_value(answer: str, sentence: str, language: str) -> str | None:
+    """The sentence's words for the one value the answer states, when the answer is that value
+    restated (a small model answers in the prompt's language, English, or rewrites the number):
+    the same kind and magnitude, and exactly one such value in the sentence. Otherwise None:
+    a value the sentence does not hold stays ungrounded."""
+    said = [v for lang in dict.fromkeys((language, "en")) for v in find_values(answer, lang)]
+    longest = max((len(v.text) for v in said), default=0)
+    said = [v for v in said if len(v.text) == longest]  # "30 days": a duration in English,
+    kinds = {v.kind for v in said}                      # a count of "days" to French rules
+    if len({v.magnitude for v in said}) != 1 or len(answer.split()) > len(said[0].text.split()) + 2:
+        return None  # no value, two values, or more than a value: a phrase, not a restatement
+    same = {(v.start, v.text) for v in find_values(sentence, language)
+            if v.kind in kinds and v.magnitude == said[0].magnitude}
+    return same.pop()[1] if len(same) == 1 else None

@@ -84,7 +84,7 @@ async def round_trip(ctx, question: str, reference: str, source_chunk: str, lang
     if found.problem is not None:
         return Reading(found.problem, rank=found.rank)
     sentences, rank = found.sentences, found.rank
-    reply = await ask(ctx, question, sentences)
+    reply = await ask(ctx, question, sentences, language)
     if reply is None:
         return Reading("reader call failed", rank=rank, sentences=len(sentences), status="error")
     answer, grounded = reply.answer, reply.grounded
