@@ -189,3 +189,22 @@ def test_one_question_with_two_answers_from_two_places_fails_both(kb_store):
         assert got["verdict"] == "failed"
         assert any(r.startswith("unique: another item asks the same") for r in got["rejection_reasons"])
     assert after[rows[2]["id"]]["verdict"] == "passed"  # its question is its own
+
+
+def test_beyond_n_only_the_halves_of_harder_items_are_asked(kb_store, monkeypatch):
+    asked = []
+    real = pipeline.write_questions
+
+    async def spy(ctx, kb, spans, precheck=None):
+        asked.append((len(pipeline.verified(ctx)), [s.bundled for s in spans]))
+        await real(ctx, kb, spans, precheck)
+
+    monkeypatch.setattr(pipeline, "write_questions", spy)
+    # harder items can never be composed here (every composing call fails), so a run that
+    # has n verified is always short of them
+    llm = ScriptedLLM(with_overrides(**{name: lambda v: {} for name in compose.PROMPTS.values()}))
+    summary = run(kb_store, llm)
+    beyond = [flags for done, flags in asked if done >= 10]
+    assert summary.verified_total >= 10
+    assert all(all(flags) for flags in beyond)
+    assert any(not all(flags) for done, flags in asked if done < 10)  # singles before n

@@ -40,6 +40,7 @@ class Span:
     label: str | None = None        # what tells this span from its parallel ones
     mention: list[str] = field(default_factory=list)  # words the question must contain
     priority: int = 3
+    bundled: bool = False           # half of a pair or bridge a harder item is built from
 
     @property
     def statement(self) -> str:

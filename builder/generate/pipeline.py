@@ -68,8 +68,9 @@ def _pass_rate(ctx: RunContext) -> float:
 
 def _wants_more(ctx: RunContext, plan: dict[str, int]) -> bool:
     """Fewer verified items than wanted; or harder items still short and room for a few more
-    single-hop items (up to EXTRA_PARTS of n): single-hop items are what harder ones are built
-    from, and a run that stops at n single-hop items leaves the dataset all easy."""
+    single-hop parts (up to EXTRA_PARTS of n, halves of pairs and bridges only: run_waves):
+    they are what harder ones are built from, and a run that stops at n single-hop items
+    leaves the dataset all easy."""
     n = sum(plan.values())
     done = verified(ctx)
     if len(done) < n:
@@ -117,6 +118,13 @@ async def run_waves(ctx: RunContext, chunks: list[dict], titles: dict[str, str],
         # asks for the single-hop items still missing, over the pass rate seen so far
         composed_missing = sum(max(0, plan.get(k, 0) - sum(c["type"] == k for c in done))
                                for k in compose.COMPOSED)
+        if short <= 0:
+            # n verified, harder items short (_wants_more): only the halves harder items are
+            # built from can still help; a run out of them stops instead of verifying more
+            # easy items
+            todo = [s for s in todo if s.bundled]
+            if not todo:
+                break
         size = min(wave, math.ceil(max(1, short - composed_missing) / _pass_rate(ctx)))
         batch, todo = todo[:size], todo[size:]
         cstore.record_candidates(ctx.store, [], stage=STAGE_WAVE,

@@ -231,6 +231,7 @@ def plan_spans(chunks: list[dict], titles: dict[str, str], seed: int,
     rest = iter(singles)
     for bundle in bundles:
         for s in bundle:
+            s.bundled = True
             if s.id not in placed:
                 ordered.append(s)
                 placed.add(s.id)
