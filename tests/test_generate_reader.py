@@ -69,5 +69,9 @@ def test_a_value_the_reader_restates_in_english_is_grounded_by_its_value_in_the_
     assert not asyncio.run(ask(reader("45 days", 2), "?", sentences, "fr")).grounded
     assert not asyncio.run(ask(reader("30 days for all invoices sent by mail", 2), "?", sentences,
                                "fr")).grounded
-    # without the sentence it named, no value is looked for
-    assert not asyncio.run(ask(reader("30 days", 0), "?", sentences, "fr")).grounded
+    # not named: the one sentence shown that holds the value; two that hold it: none
+    got = asyncio.run(ask(reader("30 days", 0), "?", sentences, "fr"))
+    assert (got.answer, got.sentence) == ("30 jours", sentences[1]["sentence"])
+    twice = sentences + [{"text": "x", "sentence": "Les avoirs sont remboursés sous 30 jours."}]
+    assert not asyncio.run(ask(reader("30 days", 0), "?", twice, "fr")).grounded
+    assert asyncio.run(ask(reader("30 days", 3), "?", twice, "fr")).sentence == twice[2]["sentence"]

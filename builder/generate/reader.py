@@ -63,7 +63,8 @@ class Reply:
 async def ask(ctx, question: str, sentences: list[dict], language: str = "en") -> Reply | None:
     """One reader call; None when the call failed. The sentence the reader named is looked in
     first, then the others. A value the reader restated in the prompt's language ("30 days"
-    for "30 jours") is grounded by its value in the sentence it named (`_restated_value`)."""
+    for "30 jours") is grounded by its value (`_restated_value`) in the sentence it named, or
+    else in the one sentence shown that holds that value."""
     res = await ctx.call(PROMPT, {"sentences": [{"text": s["text"]} for s in sentences],
                                   "question": question}, ReaderReply, role="verifier")
     if not res.ok:
@@ -76,10 +77,14 @@ async def ask(ctx, question: str, sentences: list[dict], language: str = "en") -
     for s in order:
         if locate_span(s["sentence"], answer, min_chars=1) is not None:
             return Reply(answer, s["sentence"])
-    if 1 <= named <= len(sentences):
-        sentence = sentences[named - 1]["sentence"]
-        if (words := _restated_value(answer, sentence, language)) is not None:
-            return Reply(words, sentence)
+    restated = {s["sentence"]: words for s in order
+                if (words := _restated_value(answer, s["sentence"], language)) is not None}
+    named_sentence = sentences[named - 1]["sentence"] if 1 <= named <= len(sentences) else None
+    if named_sentence in restated:
+        return Reply(restated[named_sentence], named_sentence)
+    if len(restated) == 1:
+        [(sentence, words)] = restated.items()
+        return Reply(words, sentence)
     return Reply(answer)
 
 
