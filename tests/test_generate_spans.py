@@ -132,3 +132,17 @@ def test_a_row_or_a_pair_label_that_names_nothing_gives_no_label():
     text = chunk("p", "leave.md", "Staff may take up to 5 days of leave to care for a child. "
                                   "Staff may take up to 10 days of leave unless care for a child.")
     assert [(p.a.label, p.b.label) for p in find_pairs(spans_of(text))] == []
+
+
+def test_a_range_is_one_answer_in_any_language_and_two_values_stay_two():
+    def answers(text, language):
+        return [(s.answer, s.value is None) for s in spans_of_chunk(
+            {"id": "c", "document_id": "d", "text": text, "language": language, "seq": 0}, "Doc")
+            if s.kind != "name"]
+    assert answers("Les contractuels sont recrutés sur des contrats courts de 4 à 10 mois "
+                   "pour relever des défis numériques.", "fr") == [("4 à 10 mois", True)]
+    assert answers("Der Versand ins Ausland dauert zwischen 3 und 5 Tagen für jedes Paket "
+                   "aus dem Lager.", "de") == [("3 und 5 Tagen", True)]
+    # two values, each with its own unit: two answers, each comparable
+    assert answers("Sick staff get 5 days of paid leave, and 10 days once they have worked "
+                   "here a full year.", "en") == [("5 days", False), ("10 days", False)]

@@ -143,8 +143,13 @@ def spans_of_chunk(chunk: dict, title: str) -> list[Span]:
                 whole = len(vals) == 1 and vals[0].text.strip() == value  # "10 GB", not "D1 - Dev 1"
                 candidates.append((value, "cell", vals[0] if whole else None))
         elif prose_like(text, language):
-            for v in find_values(text, language):
-                if v.kind in VALUE_KINDS:
+            values = find_values(text, language)
+            ranges = _ranges(text, values)
+            in_range = {id(v) for first, second in ranges for v in (first, second)}
+            for first, second in ranges:  # the answer is the whole range, not one end of it
+                candidates.append((text[first.start:second.end], second.kind, None))
+            for v in values:
+                if v.kind in VALUE_KINDS and id(v) not in in_range:
                     candidates.append((v.text, v.kind, v))
             for name in _names(fact, raw):
                 candidates.append((name, "name", None))
@@ -166,6 +171,22 @@ def spans_of_chunk(chunk: dict, title: str) -> list[Span]:
                 mention=[cell["entity"]] if cell and cell["entity"] else [],
                 priority=PRIORITY[kind]))
     out.sort(key=lambda s: (s.priority, s.fact["seq"]))
+    return out
+
+
+_RANGE_GAP = re.compile(r"\s*(?:[-\u2013\u2014]|[^\W\d_]{1,6}(?:\s+[^\W\d_]{1,6})?)\s*")
+
+
+def _ranges(text: str, values: list[Value]) -> list[tuple[Value, Value]]:
+    """A bare number that takes its unit from the value right after it, one or two short words
+    (or a dash) between them: "4 à 10 mois", "between 5 and 10 days", "3 und 5 Tagen". The
+    answer is the range: a question asked for one end gets the other end too from any reader,
+    and an item that keeps one end misstates the text."""
+    out = []
+    for first, second in zip(values, values[1:]):
+        if first.kind == "number" and second.kind in VALUE_KINDS \
+                and _RANGE_GAP.fullmatch(text[first.end:second.start]):
+            out.append((first, second))
     return out
 
 
