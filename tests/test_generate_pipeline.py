@@ -208,3 +208,19 @@ def test_beyond_n_only_the_halves_of_harder_items_are_asked(kb_store, monkeypatc
     assert summary.verified_total >= 10
     assert all(all(flags) for flags in beyond)
     assert any(not all(flags) for done, flags in asked if done < 10)  # singles before n
+    # spans are left (the scripted KB has more): the run says why it stopped, not that it ran out
+    assert not any("every answer span" in note for note in summary.notes)
+    assert any("no half of a pair or bridge" in note for note in summary.notes)
+
+
+def test_a_duplicate_does_not_count_towards_n_before_the_dedup_pass(monkeypatch):
+    from types import SimpleNamespace
+    pool = [{"id": "a", "question": "How long is the return window?", "answer": "45 days"},
+            {"id": "b", "question": "how long is the return window", "answer": "45 days"},
+            {"id": "c", "question": "What does the Gold plan cost?", "answer": "$49"},
+            {"id": "d", "question": "Which carrier ships parcels?", "answer": "UPS",
+             "duplicate_of": "x"}]
+    monkeypatch.setattr(pipeline.cstore, "load_candidates",
+                        lambda store, verdict=None: [{"verdict": "passed", "verification": [],
+                                                      "duplicate_of": None, **c} for c in pool])
+    assert [c["id"] for c in pipeline.verified(SimpleNamespace(store=None))] == ["a", "c"]

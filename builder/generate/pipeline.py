@@ -27,7 +27,7 @@ import math
 from builder.store import candidates as cstore
 from builder.text.language import language_name
 
-from builder.generate import compose
+from builder.generate import compose, dedup
 from builder.generate.answers import Span
 from builder.generate.candidate import stable_id
 from builder.generate.context import RunContext
@@ -80,7 +80,12 @@ def _wants_more(ctx: RunContext, plan: dict[str, int]) -> bool:
 
 
 def verified(ctx: RunContext) -> list[dict]:
-    return [c for c in cstore.load_candidates(ctx.store, verdict="passed") if not c.get("duplicate_of")]
+    """The verified items that count towards n: duplicates left out now, not only after the
+    run's dedup pass -- a run that counted them would stop short of n once they are marked."""
+    done = [c for c in cstore.load_candidates(ctx.store, verdict="passed")
+            if not c.get("duplicate_of")]
+    repeated = {dup for dup, _ in dedup.find_duplicates(done)}
+    return [c for c in done if c["id"] not in repeated]
 
 
 async def run_waves(ctx: RunContext, chunks: list[dict], titles: dict[str, str],
@@ -118,15 +123,20 @@ async def run_waves(ctx: RunContext, chunks: list[dict], titles: dict[str, str],
         # asks for the single-hop items still missing, over the pass rate seen so far
         composed_missing = sum(max(0, plan.get(k, 0) - sum(c["type"] == k for c in done))
                                for k in compose.COMPOSED)
+        pool = todo
         if short <= 0:
             # n verified, harder items short (_wants_more): only the halves harder items are
             # built from can still help; a run out of them stops instead of verifying more
             # easy items
-            todo = [s for s in todo if s.bundled]
-            if not todo:
+            pool = [s for s in todo if s.bundled]
+            if not pool:
+                ctx.notes.append("stopped: n items verified, and no half of a pair or bridge "
+                                 "is left to build the harder items still short")
                 break
         size = min(wave, math.ceil(max(1, short - composed_missing) / _pass_rate(ctx)))
-        batch, todo = todo[:size], todo[size:]
+        batch = pool[:size]
+        asked_now = {s.id for s in batch}
+        todo = [s for s in todo if s.id not in asked_now]
         cstore.record_candidates(ctx.store, [], stage=STAGE_WAVE,
                                  key=stable_id(STAGE_WAVE, index, [s.id for s in batch]),
                                  info={"index": index, "spans": [s.id for s in batch]})
