@@ -66,13 +66,13 @@ def _pass_rate(ctx: RunContext) -> float:
     return max(0.2, (judged.count("passed") + 1) / (len(judged) + 1))
 
 
-def _wants_more(ctx: RunContext, plan: dict[str, int]) -> bool:
+def _wants_more(ctx: RunContext, plan: dict[str, int], done: list[dict] | None = None) -> bool:
     """Fewer verified items than wanted; or harder items still short and room for a few more
     single-hop parts (up to EXTRA_PARTS of n, halves of pairs and bridges only: run_waves):
     they are what harder ones are built from, and a run that stops at n single-hop items
     leaves the dataset all easy."""
     n = sum(plan.values())
-    done = verified(ctx)
+    done = verified(ctx) if done is None else done
     if len(done) < n:
         return True
     short = any(sum(c["type"] == k for c in done) < plan.get(k, 0) for k in compose.COMPOSED)
@@ -116,8 +116,10 @@ async def run_waves(ctx: RunContext, chunks: list[dict], titles: dict[str, str],
     batched = not getattr(ctx.llm, "local", False)
     wave = (WAVE if waves else FIRST_WAVE) if not batched else len(todo)
     index = len(waves)
-    while todo and _wants_more(ctx, plan) and sum(ctx.calls.values()) < max_calls:
-        done = verified(ctx)
+    while todo and sum(ctx.calls.values()) < max_calls:
+        done = verified(ctx)  # once per wave: it reads the pool and looks for duplicates
+        if not _wants_more(ctx, plan, done):
+            break
         short = n - len(done)
         # composed items still wanted are made from parts already there or coming: a wave
         # asks for the single-hop items still missing, over the pass rate seen so far

@@ -77,7 +77,7 @@ async def ask(ctx, question: str, sentences: list[dict], language: str = "en") -
     for s in order:
         if locate_span(s["sentence"], answer, min_chars=1) is not None:
             return Reply(answer, s["sentence"])
-    restated = {s["sentence"]: words for s in order
+    restated = {s["sentence"]: words for s in sentences
                 if (words := _restated_value(answer, s["sentence"], language)) is not None}
     named_sentence = sentences[named - 1]["sentence"] if 1 <= named <= len(sentences) else None
     if named_sentence in restated:
