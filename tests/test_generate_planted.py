@@ -189,3 +189,56 @@ def test_a_multi_hop_that_names_its_bridge_or_needs_one_chunk_is_rejected(tmp_pa
 def _multi(store, kb, reply, a, b):
     ctx = _ctx(store, lambda n, v, r: reply if n == "compose_multi_hop" else honest_reader(n, v, r))
     return asyncio.run(compose.multi_hop(ctx, a, b, kb))
+
+
+# ------------------------------------------------------------------ several wordings, code keeps one
+
+def test_of_the_siblings_offered_the_first_that_passes_is_kept_and_only_it_is_read(parts):
+    store, holiday, _ = parts
+    offered = ["company", "payroll", "Tacoma office", "Reno office"]
+    ctx = _ctx(store, lambda n, v, r: {"names": offered} if n == "compose_unanswerable"
+               else {"sentence": 0, "answer": ""})
+    row = asyncio.run(compose.unanswerable(ctx, holiday, "company", _kb(store)))
+    # "company" is the name replaced and "payroll" one the knowledge base uses: both refused
+    assert row["verdict"] == "passed", row["rejection_reasons"]
+    assert "Tacoma office" in row["question"] and "Reno" not in row["question"]
+    assert row["offered"] == offered
+    # the refused siblings cost no call: one composing call, one reader call for the kept one
+    assert [name for name, _, _ in ctx.llm.calls] == ["compose_unanswerable", "reader"]
+
+
+def test_when_no_sibling_offered_passes_the_best_fails_without_a_reader_call(parts):
+    store, holiday, _ = parts
+    ctx = _ctx(store, lambda n, v, r: {"names": ["holiday", "payroll"]})
+    row = asyncio.run(compose.unanswerable(ctx, holiday, "company", _kb(store)))
+    assert row["verdict"] == "failed"
+    # "holiday" is in the question and the knowledge base (two problems), "payroll" only in the
+    # knowledge base: the row says why the better one failed
+    assert row["rejection_reasons"] == ["absent: the knowledge base mentions 'payroll'"]
+    assert [name for name, _, _ in ctx.llm.calls] == ["compose_unanswerable"]
+
+
+def test_of_the_comparisons_offered_the_one_naming_both_things_is_kept(parts):
+    store, holiday, carry = parts
+    one_sided = {"question": "Which is larger, the holiday or the other?", "first": "the holiday",
+                 "second": "the carry-over"}
+    good = {"question": "Which is larger, the holiday each calendar year or the unused holiday "
+            "staff carry over?", "first": "the holiday each calendar year",
+            "second": "the unused holiday staff carry over"}
+    row = _compose(store, "comparative", {"questions": [one_sided, good]}, holiday, carry)
+    assert row["verdict"] == "passed", row["rejection_reasons"]
+    assert row["question"] == good["question"]
+    # the answer names the things as the kept wording names them
+    assert row["answer"].startswith("the holiday each calendar year (25 days")
+
+
+def test_of_the_differences_offered_the_one_asking_for_a_difference_is_kept(parts):
+    store, holiday, carry = parts
+    longer = ("Which is longer, the holiday offered each calendar year or the unused holiday "
+              "staff can carry over?")
+    asks = ("What is the difference between the holiday offered each calendar year and the "
+            "unused holiday staff can carry over?")
+    row = _compose(store, "reasoning", {"questions": [longer, asks]}, holiday, carry)
+    assert row["verdict"] == "passed", row["rejection_reasons"]
+    assert row["question"] == asks and row["answer"] == "20 days"
+    assert row["offered"] == [longer, asks]
