@@ -12,7 +12,7 @@ import pytest
 from builder.generate import compose
 from builder.generate.compose import Part
 from builder.generate.context import RunContext
-from builder.generate.knowledge import KnowledgeIndex
+from builder.generate.knowledge import KbWords, KnowledgeIndex
 from builder.generate.models import GenerateOptions
 from builder.generate.pipeline import judge_question
 from builder.store.documents import list_chunks
@@ -242,3 +242,36 @@ def test_of_the_differences_offered_the_one_asking_for_a_difference_is_kept(part
     assert row["verdict"] == "passed", row["rejection_reasons"]
     assert row["question"] == asks and row["answer"] == "20 days"
     assert row["offered"] == [longer, asks]
+
+
+def _words(endings: list[str], n: int = 500) -> KbWords:
+    """A knowledge base's words: `n` different words made of made-up stems and `endings`."""
+    stems = [a + b for a in "bcdfglmprstv" for b in ("ar", "el", "in", "or", "un", "ast", "ent")]
+    text = " ".join(f"{s}{e}" for s in stems for e in endings)
+    assert len(set(text.split())) >= n
+    return KbWords.of([{"id": "c", "text": text}])
+
+
+def test_a_word_is_spelt_like_the_knowledge_base_when_many_of_its_words_end_like_it():
+    french = _words(["ité", "aire", "tion", "ement", "age", "eur", "ique", "ette"])
+    for word in ("paternité", "militaire", "chômage", "adoption"):
+        assert french.spelt_like_the_kb(word), word
+    for word in ("maternity", "birth", "cost", "leave"):
+        assert not french.spelt_like_the_kb(word), word
+    # too few words to say how the knowledge base spells: nothing is refused
+    assert KbWords.of([{"id": "c", "text": "maternité paternité congé"}]).spelt_like_the_kb("birth")
+
+
+def test_an_unanswerable_sibling_in_another_language_is_refused(parts):
+    store, holiday, _ = parts
+    kb = _kb(store)
+    kb.__dict__["words"] = _words(["ity", "ice", "ment", "ness", "ing", "ary"])
+    offered = ["jubilee", "Tacoma office"]   # "jubilee" ends like none of its words
+    ctx = _ctx(store, lambda n, v, r: {"names": offered} if n == "compose_unanswerable"
+               else {"sentence": 0, "answer": ""})
+    row = asyncio.run(compose.unanswerable(ctx, holiday, "company", kb))
+    assert row["verdict"] == "passed" and "Tacoma office" in row["question"]
+    only = asyncio.run(compose.unanswerable(_ctx(store, lambda n, v, r: {"names": ["jubilee"]}),
+                                            holiday, "company", kb))
+    assert only["rejection_reasons"] == [
+        "language: 'jubilee' is not spelt like the knowledge base's words"]

@@ -533,11 +533,17 @@ async def unanswerable(ctx: RunContext, p: Part, name: str,
         row = _row("unanswerable", q, refusal, [p], ctx, "compose_unanswerable", res.model,
                    sibling)
         typo = any(near_spelling(x, y) for x in sibling.split() for y in words)
+        # a common word (not a capitalised name, an acronym or a code) must be spelt like the
+        # knowledge base's language: names read the same in any language, words do not
+        foreign = [w for w in re.findall(r"[^\W\d_]{3,}", sibling)
+                   if w.islower() and not kb.words.spelt_like_the_kb(w)]
         return row, [
             ("sibling", None if sibling and sibling.casefold() != name.casefold()
              and len(sibling.split()) <= 5 and not any(ch in sibling for ch in "?{}[]")
              and not typo and not contains(p.question, sibling)
              else "no usable sibling name"),
+            ("language", None if not foreign else
+             f"{foreign[0]!r} is not spelt like the knowledge base's words"),
             # a sibling the knowledge base names is one it may well answer about
             ("absent", None if sibling and sibling.casefold() not in kb.text
              else f"the knowledge base mentions {sibling!r}")]

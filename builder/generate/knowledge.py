@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 
 from builder.text.bm25 import BM25
@@ -33,6 +33,8 @@ def search_terms(text: str) -> list[str]:
 
 
 MIN_SLOT_FILLERS = 3   # other words written in a topic word's place: it has siblings
+MIN_ENDING_WORDS = 2   # words of the KB ending like a new word: it is spelt like the KB's language
+MIN_VOCABULARY = 500   # distinct words a KB needs before its endings say how its language spells
 
 
 class KnowledgeIndex:
@@ -70,6 +72,7 @@ class KbWords:
     n_chunks: int
     before: dict[str, set[str]]
     after: dict[str, set[str]]
+    endings: dict[str, int] = field(default_factory=dict)
 
     @classmethod
     def of(cls, chunks: list[dict]) -> "KbWords":
@@ -83,7 +86,21 @@ class KbWords:
             for x, y in zip(words, words[1:]):
                 before.setdefault(y, set()).add(x)
                 after.setdefault(x, set()).add(y)
-        return cls(df, len(chunks), before, after)
+        endings: dict[str, int] = {}
+        for w in df:
+            if len(w) >= 5:
+                endings[w[-3:]] = endings.get(w[-3:], 0) + 1
+        return cls(df, len(chunks), before, after, endings)
+
+    def spelt_like_the_kb(self, word: str) -> bool:
+        """`word` (one the knowledge base may never use) ends as words of the knowledge base
+        end: it is spelt like the knowledge base's language. A small model asked for a French
+        sibling of "maternité" often gives "maternity" or "birth"; endings tell them apart
+        without a word list ("paternité", "militaire", "retraite" end like many French words;
+        "birth", "cost" like none). A knowledge base of a few hundred words cannot tell."""
+        low = word.casefold()
+        return len(self.df) < MIN_VOCABULARY or low in self.df \
+            or self.endings.get(low[-3:], 0) >= MIN_ENDING_WORDS
 
     def fills_a_slot(self, word: str, question: str) -> bool:
         """`word` is one of several different words the knowledge base writes in the same place
