@@ -218,32 +218,6 @@ def test_when_no_sibling_offered_passes_the_best_fails_without_a_reader_call(par
     assert [name for name, _, _ in ctx.llm.calls] == ["compose_unanswerable"]
 
 
-def test_of_the_comparisons_offered_the_one_naming_both_things_is_kept(parts):
-    store, holiday, carry = parts
-    one_sided = {"question": "Which is larger, the holiday or the other?", "first": "the holiday",
-                 "second": "the carry-over"}
-    good = {"question": "Which is larger, the holiday each calendar year or the unused holiday "
-            "staff carry over?", "first": "the holiday each calendar year",
-            "second": "the unused holiday staff carry over"}
-    row = _compose(store, "comparative", {"questions": [one_sided, good]}, holiday, carry)
-    assert row["verdict"] == "passed", row["rejection_reasons"]
-    assert row["question"] == good["question"]
-    # the answer names the things as the kept wording names them
-    assert row["answer"].startswith("the holiday each calendar year (25 days")
-
-
-def test_of_the_differences_offered_the_one_asking_for_a_difference_is_kept(parts):
-    store, holiday, carry = parts
-    longer = ("Which is longer, the holiday offered each calendar year or the unused holiday "
-              "staff can carry over?")
-    asks = ("What is the difference between the holiday offered each calendar year and the "
-            "unused holiday staff can carry over?")
-    row = _compose(store, "reasoning", {"questions": [longer, asks]}, holiday, carry)
-    assert row["verdict"] == "passed", row["rejection_reasons"]
-    assert row["question"] == asks and row["answer"] == "20 days"
-    assert row["offered"] == [longer, asks]
-
-
 def _words(endings: list[str], n: int = 500) -> KbWords:
     """A knowledge base's words: `n` different words made of made-up stems and `endings`."""
     stems = [a + b for a in "bcdfglmprstv" for b in ("ar", "el", "in", "or", "un", "ast", "ent")]

@@ -48,9 +48,9 @@ def test_the_header_may_cap_the_reply_and_a_bad_cap_names_the_file():
     ("reader", 64),
     # three wordings of one question: of ~4,700 one-question replies 99% took at most 38 tokens
     ("question", 150),
-    # three wordings of one composed question (each with two short names for a comparison)
-    ("compose_comparative", 300), ("compose_difference", 240), ("compose_multi_hop", 240),
-    ("compose_ambiguous", 200),
+    # one question (and two short names)
+    ("compose_comparative", 120), ("compose_difference", 120), ("compose_multi_hop", 120),
+    ("compose_ambiguous", 100),
     # three names
     ("compose_unanswerable", 80)])
 def test_the_short_reply_stages_cap_their_replies(name, cap):

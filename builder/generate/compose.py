@@ -19,9 +19,8 @@ or copied by code:
   B's answer;
 - unanswerable: a verified question whose name the model swaps for a sibling of the same kind
   that appears nowhere in the knowledge base; the retrieval round trip must then find nothing.
-
-Each composer offers a few wordings (or siblings) in one call and code keeps the first that
-passes its code checks; only that one costs a reader call.
+  The model offers three siblings in one call and code keeps the first that passes its checks
+  (most are words the knowledge base already uses).
 """
 
 from __future__ import annotations
@@ -43,7 +42,6 @@ from builder.generate.candidate import clean_question, stable_id
 from builder.generate.context import RunContext, run_units
 from builder.generate.form import contains, document_ref_problem, language_problem, shape_problem
 from builder.generate.knowledge import TOP_K, KbWords, KnowledgeIndex, pick_sentences
-from builder.generate.models import WrittenQuestions
 from builder.generate.terms import key_terms
 
 COMPOSED = ("comparative", "reasoning", "ambiguous", "multi_hop", "unanswerable")
@@ -62,17 +60,8 @@ class Comparison(BaseModel):
     second: str = ""
 
 
-class Comparisons(BaseModel):
-    """The comparative composer's reply: a few wordings, each naming its two things."""
-
-    questions: list[Comparison] = Field(min_length=1, max_length=5)
-
-    @model_validator(mode="before")
-    @classmethod
-    def _one(cls, data):
-        if isinstance(data, dict) and "questions" not in data and "question" in data:
-            return {"questions": [data]}
-        return data
+class Rewritten(BaseModel):
+    question: str
 
 
 class Siblings(BaseModel):
@@ -365,61 +354,31 @@ def _form(question: str, language: str) -> list[tuple[str, str | None]]:
             ("form", document_ref_problem(question, language))]
 
 
-Checks = list[tuple[str, str | None]]
-
-
-def _choose(options: list[tuple]) -> tuple:
-    """Of the wordings offered (each a row, its code checks and anything else), the first whose checks all
-    pass; else the one with fewest problems, so a failed row says why the best wording failed.
-    Code checks cost nothing: a composer that offers a few wordings saves its parts more often
-    than one that offers one (as the question writer does, questions.py)."""
-    return min(options, key=lambda o: sum(p is not None for _, p in o[1]))
-
-
-def _passes(checks: Checks) -> bool:
-    return all(p is None for _, p in checks)
-
-
-def _offered(row: dict, wordings: list[str]) -> dict:
-    row["offered"] = list(dict.fromkeys(w for w in wordings if w))
-    return row
-
-
-def _leak(q: str, a: Part, b: Part) -> str | None:
-    return None if not (magnitudes(q, a.language) & (magnitudes(a.answer, a.language)
-                                                     | magnitudes(b.answer, b.language))) \
-        else "the question states a value"
-
-
 async def comparative(ctx: RunContext, a: Part, b: Part) -> dict | None:
     res = await ctx.call("compose_comparative", {
         "question1": a.question, "answer1": a.answer, "question2": b.question,
-        "answer2": b.answer}, Comparisons)
+        "answer2": b.answer}, Comparison)
     if not res.ok:
         return None
-    options = [_comparison(ctx, c, a, b, res.model) for c in res.value.questions]
-    row, checks, win, lose, win_name, lose_name = _choose(options)
-    if _passes(checks):
-        got = await reader.ask(ctx, row["question"], _sentences(a, b), a.language)
+    q = clean_question(res.value.question)
+    first, second = res.value.first.strip(), res.value.second.strip()
+    win, lose, win_name, lose_name = (a, b, first, second) if a.value.magnitude > b.value.magnitude \
+        else (b, a, second, first)
+    answer = f"{win_name} ({win.answer}; {lose_name}: {lose.answer})"
+    row = _row("comparative", q, answer, [a, b], ctx, "compose_comparative", res.model, "")
+    checks = _form(q, a.language) + [
+        ("names", _tells_apart(q, a, b) or _names_from(first, second, a, b) or (
+            None if contains(q, first) and contains(q, second) else "does not name both things")),
+        ("leak", None if not (magnitudes(q, a.language) & (magnitudes(a.answer, a.language)
+                                                             | magnitudes(b.answer, b.language)))
+         else "the question states a value")]
+    if all(p is None for _, p in checks):
+        got = await reader.ask(ctx, q, _sentences(a, b), a.language)
         problem = "reader call failed" if got is None else _picks(got.answer, win, lose, win_name,
                                                                   lose_name)
         checks.append(("reader", problem))
         row["verification_answer"] = got.answer if got else ""
-    return _offered(_decide(row, checks), [o[0]["question"] for o in options])
-
-
-def _comparison(ctx: RunContext, c: Comparison, a: Part, b: Part, model: str | None):
-    q = clean_question(c.question)
-    first, second = c.first.strip(), c.second.strip()
-    win, lose, win_name, lose_name = (a, b, first, second) if a.value.magnitude > b.value.magnitude \
-        else (b, a, second, first)
-    answer = f"{win_name} ({win.answer}; {lose_name}: {lose.answer})"
-    row = _row("comparative", q, answer, [a, b], ctx, "compose_comparative", model, "")
-    checks = _form(q, a.language) + [
-        ("names", _tells_apart(q, a, b) or _names_from(first, second, a, b) or (
-            None if contains(q, first) and contains(q, second) else "does not name both things")),
-        ("leak", _leak(q, a, b))]
-    return row, checks, win, lose, win_name, lose_name
+    return _decide(row, checks)
 
 
 def _picks(got: str, win: Part, lose: Part, win_name: str, lose_name: str) -> str | None:
@@ -441,77 +400,74 @@ async def difference(ctx: RunContext, a: Part, b: Part) -> dict | None:
         return None
     res = await ctx.call("compose_difference", {
         "question1": a.question, "answer1": a.answer, "question2": b.question,
-        "answer2": b.answer}, WrittenQuestions)
+        "answer2": b.answer}, Rewritten)
     if not res.ok:
         return None
+    q = clean_question(res.value.question)
+    row = _row("reasoning", q, answer, [a, b], ctx, "compose_difference", res.model, "")
     cues = lexicon(a.language).difference
-
-    def option(q: str) -> tuple[dict, Checks]:
-        q = clean_question(q)
-        row = _row("reasoning", q, answer, [a, b], ctx, "compose_difference", res.model, "")
-        return row, _form(q, a.language) + [
-            ("asks", None if any(c in f" {q.casefold()} " for c in cues)
-             else "does not ask for a difference"),
-            ("names", _tells_apart(q, a, b)),
-            ("leak", _leak(q, a, b))]
-
-    row, checks = _choose([option(q) for q in res.value.questions])
-    return _offered(_decide(row, checks), res.value.questions)
+    asks_difference = any(c in f" {q.casefold()} " for c in cues)
+    checks = _form(q, a.language) + [
+        ("asks", None if asks_difference else "does not ask for a difference"),
+        ("names", _tells_apart(q, a, b)),
+        ("leak", None if not (magnitudes(q, a.language) & (magnitudes(a.answer, a.language)
+                                                             | magnitudes(b.answer, b.language)))
+         else "the question states a value")]
+    return _decide(row, checks)
 
 
 async def ambiguous(ctx: RunContext, a: Part, b: Part) -> dict | None:
     la, lb = a.span.label, b.span.label
     res = await ctx.call("compose_ambiguous", {"question": a.question, "first": la, "second": lb},
-                         WrittenQuestions)
+                         Rewritten)
     if not res.ok:
         return None
+    q = clean_question(res.value.question)
     answer = f"{la}: {a.answer}; {lb}: {b.answer}"
+    row = _row("ambiguous", q, answer, [a, b], ctx, "compose_ambiguous", res.model, "")
     frame = key_terms(a.question) - key_terms(la)
-
-    def option(q: str) -> tuple[dict, Checks]:
-        q = clean_question(q)
-        row = _row("ambiguous", q, answer, [a, b], ctx, "compose_ambiguous", res.model, "")
-        kept = len(frame & key_terms(q)) / max(1, len(frame))
-        return row, _form(q, a.language) + [
-            ("labels", None if not (contains(q, la) or contains(q, lb))
-             else "still names one reading"),
-            ("frame", None if kept >= 0.5 else "no longer asks what the parts ask"),
-            ("leak", None if not (contains(q, a.answer) or contains(q, b.answer)) else
-             "the question contains an answer")]
-
-    row, checks = _choose([option(q) for q in res.value.questions])
-    return _offered(_decide(row, checks), res.value.questions)
+    kept = len(frame & key_terms(q)) / max(1, len(frame))
+    checks = _form(q, a.language) + [
+        ("labels", None if not (contains(q, la) or contains(q, lb)) else "still names one reading"),
+        ("frame", None if kept >= 0.5 else "no longer asks what the parts ask"),
+        ("leak", None if not (contains(q, a.answer) or contains(q, b.answer)) else
+         "the question contains an answer")]
+    return _decide(row, checks)
 
 
 async def multi_hop(ctx: RunContext, a: Part, b: Part, kb: KnowledgeIndex) -> dict | None:
     res = await ctx.call("compose_multi_hop", {
         "question1": a.question, "name": a.answer, "question2": b.question,
-        "answer2": b.answer}, WrittenQuestions)
+        "answer2": b.answer}, Rewritten)
     if not res.ok:
         return None
+    q = clean_question(res.value.question)
+    row = _row("multi_hop", q, b.answer, [a, b], ctx, "compose_multi_hop", res.model, "")
     description = key_terms(a.question) - key_terms(b.question)
     chunk_b = next((c["text"] for c in kb.chunks if c["id"] == b.cand["chunk_ids"][0]), "")
     chunk_a = next((c["text"] for c in kb.chunks if c["id"] == a.cand["chunk_ids"][0]), "")
-    necessity = None if (description - key_terms(chunk_b)) and not contains(chunk_a, b.answer) \
-        else "one chunk answers it alone"
-
-    def option(q: str) -> tuple[dict, Checks]:
-        q = clean_question(q)
-        row = _row("multi_hop", q, b.answer, [a, b], ctx, "compose_multi_hop", res.model, "")
-        return row, _form(q, b.language) + [
-            ("bridge", None if not contains(q, a.answer) else "names the bridge"),
-            ("hop1", None if description & key_terms(q) else "does not describe the bridge"),
-            ("necessity", necessity),
-            ("leak", None if not contains(q, b.answer) else "the question contains its answer")]
-
-    row, checks = _choose([option(q) for q in res.value.questions])
-    if _passes(checks):
-        got = await reader.ask(ctx, row["question"], _sentences(a, b), b.language)
+    checks = _form(q, b.language) + [
+        ("bridge", None if not contains(q, a.answer) else "names the bridge"),
+        ("hop1", None if description & key_terms(q) else "does not describe the bridge"),
+        ("necessity", None if (description - key_terms(chunk_b)) and not contains(chunk_a, b.answer)
+         else "one chunk answers it alone"),
+        ("leak", None if not contains(q, b.answer) else "the question contains its answer")]
+    if all(p is None for _, p in checks):
+        got = await reader.ask(ctx, q, _sentences(a, b), b.language)
         problem = "reader call failed" if got is None else (
             reader.states_reference(b.answer, got.answer, b.language) if got.grounded else
             "the reader found no answer")
         checks.append(("reader", problem))
-    return _offered(_decide(row, checks), res.value.questions)
+    return _decide(row, checks)
+
+
+Checks = list[tuple[str, str | None]]
+
+
+def _best(options: list[tuple[dict, Checks]]) -> tuple[dict, Checks]:
+    """Of the siblings offered (each a row and its code checks), the first whose checks all
+    pass; else the one with fewest problems, so a failed row says why the best one failed."""
+    return min(options, key=lambda o: sum(p is not None for _, p in o[1]))
 
 
 async def unanswerable(ctx: RunContext, p: Part, name: str,
@@ -548,8 +504,8 @@ async def unanswerable(ctx: RunContext, p: Part, name: str,
             ("absent", None if sibling and sibling.casefold() not in kb.text
              else f"the knowledge base mentions {sibling!r}")]
 
-    row, checks = _choose([option(n) for n in res.value.names])
-    if _passes(checks):
+    row, checks = _best([option(n) for n in res.value.names])
+    if all(pr is None for _, pr in checks):
         q = row["question"]
         hits = kb.search(q, TOP_K)
         sentences = pick_sentences(q, hits, kb.titles)
@@ -560,7 +516,8 @@ async def unanswerable(ctx: RunContext, p: Part, name: str,
         checks.append(("refusal", "reader call failed" if got is None else
                        None if not got.grounded or contains(got.sentence, name)
                        else f"the reader answered {got.answer!r}"))
-    return _offered(_decide(row, checks), res.value.names)
+    row["offered"] = list(dict.fromkeys(res.value.names))
+    return _decide(row, checks)
 
 
 def _refusal(ctx: RunContext, language: str) -> str:
@@ -645,7 +602,7 @@ async def compose_from_verified(ctx: RunContext, kb: KnowledgeIndex, spans: list
         if row is None:
             return
         row.pop("verification_answer", None)
-        offered = row.pop("offered", [])  # the ledger keeps every wording the model offered
+        offered = row.pop("offered", [])  # the ledger keeps every sibling the model offered
         cstore.record_candidates(ctx.store, [row], stage=STAGE, key=key,
                                  info={"kind": kind, "candidate_id": row["id"],
                                        "offered": offered})
