@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from builder.generate.statements import extract_statements
 from builder.ingest.blocks import markdown_blocks
-from builder.text.markdown import cell_spans, line_blocks
+from builder.text.markdown import cell_spans, line_blocks, section_heading
 
 DOC = """# Prices
 Our membership prices:
@@ -55,3 +55,14 @@ def test_the_splitter_skips_what_the_chunker_calls_code():
 def test_cells_split_at_pipes_but_not_escaped_or_in_code():
     row = r"| a \| b | `x | y` | c |"
     assert [row[s:e] for s, e in cell_spans(row)] == [r"a \| b", "`x | y`", "c"]
+
+
+def test_a_heading_is_its_words_without_the_anchors_a_docs_site_adds():
+    doc = ('## Fees for members <a href="#fees" id="fees"></a>\nText.\n'
+           '### \\[Self-employed] When to declare? {#declare}\nMore text.\n'
+           '### Use `Map<K, V>` with **care**\nLast.\n')
+    headings = [b.heading for b in markdown_blocks(doc) if b.kind == "heading"]
+    assert headings == ["Fees for members", "[Self-employed] When to declare?",
+                        "Use Map<K, V> with care"]
+    # the heading above an offset reads the same way
+    assert section_heading(doc, doc.index("More text")) == "[Self-employed] When to declare?"

@@ -90,7 +90,7 @@ def line_blocks(lines: list[str]) -> list[Block]:
             i += 1
             continue
         if m := _heading(line):
-            blocks.append(Block("heading", i, i + 1, len(m.group(1)), m.group(2).strip()))
+            blocks.append(Block("heading", i, i + 1, len(m.group(1)), heading_words(m.group(2))))
             i += 1
             continue
         if fence := _fence(line):
@@ -171,6 +171,22 @@ _MARKUP = [
 ]
 
 
+_TAG = re.compile(r"</?[A-Za-z][^<>]*>")
+_HEADING_ID = re.compile(r"[ \t]*\{#[^{}]*\}[ \t]*$")           # "## Fees {#fees}"
+_ESCAPED = re.compile(r"\\([\\`*_{}\[\]()#+\-.!<>])")
+
+
+def heading_words(raw: str) -> str:
+    """A heading's words as a reader sees them: the anchors and ids a docs site adds
+    (`<a id="fees"></a>`, `{#fees}`), link targets, emphasis and backslash escapes gone. A
+    heading is shown with every sentence under it (to the question writer and the reader), so
+    its markup would be paid for many times and read as words."""
+    parts = re.split(r"(`+[^`]*`+)", _HEADING_ID.sub("", raw))  # code keeps its "<T>"
+    text = "".join(p if i % 2 else _ESCAPED.sub(r"\1", _TAG.sub(" ", p))
+                   for i, p in enumerate(parts))
+    return plain(text)
+
+
 def plain(markdown: str) -> str:
     """Markdown inline markup removed (emphasis, code, links), whitespace collapsed."""
     out = markdown
@@ -183,7 +199,7 @@ def section_heading(text: str, offset: int) -> str | None:
     """The last Markdown heading above `offset` in `text` (None when there is none)."""
     found = None
     for m in HEADING_LINE.finditer(text, 0, offset):
-        found = m.group(1)
+        found = heading_words(m.group(1))
     return found
 
 
