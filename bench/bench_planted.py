@@ -1,4 +1,4 @@
-"""Planted bad single-hop questions through the real checks and reader: how many pass (target: none).
+"""Planted bad items (single-hop and harder) through the real checks and reader: how many pass (target: none).
 
     python bench/bench_planted.py [--local-model qwen-1.5b] [--base-url URL --model M]
 
@@ -8,7 +8,10 @@ a rubric, asks something the retrieved sentences answer differently...), plus ri
 the same shapes that should pass. The unit test runs them with a scripted honest reader; this
 runs the reader model golden would use (`pipeline.judge_question`: the code checks, then the
 retrieval round trip), prints each verdict and the check that decided, then the bad pass rate
-(reference: 0%) and how many right questions passed.
+(reference: 0%) and how many right questions passed. Then the planted harder items
+(`planted_harder`: a composer's mistaken reply over verified parts -- a comparative asking the
+other way, a multi-hop one chunk answers, an unanswerable the knowledge base answers...) through
+the real reader the same way.
 """
 
 from __future__ import annotations
@@ -32,7 +35,8 @@ def main() -> None:
     from builder.llm.settings import LLMSettings
     from builder.llm.setup import open_llm
     from builder.store.documents import list_chunks
-    from tests.support.planted import build, good_single, planted_single
+    from tests.support.planted import (build, compose_planted, good_single, planted_harder,
+                                       planted_single)
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--local-model", default="qwen-1.5b")
@@ -51,6 +55,8 @@ def main() -> None:
             started = time.monotonic()
             bad_reasons = [asyncio.run(judge_question(ctx, kb, q, sp)) for _, q, sp, _ in bad]
             right_reasons = [asyncio.run(judge_question(ctx, kb, q, sp)) for q, sp in right]
+            harder = [(item, asyncio.run(compose_planted(store, llm, item)))
+                      for item in planted_harder(store)]
             seconds = time.monotonic() - started
             model = llm.model_for("verifier")
 
@@ -68,6 +74,15 @@ def main() -> None:
     right_passed = sum(not r for r in right_reasons)
     print(f"bad questions passing: {passed_bad} of {len(bad)} ({passed_bad / len(bad):.0%}; "
           f"reference 0%); right questions passing: {right_passed} of {len(right)}")
+    for item, row in harder:
+        decided = sorted({r.split(":")[0] for r in row["rejection_reasons"]})
+        mark = "REJECTED" if row["verdict"] == "failed" else "PASSED  "
+        print(f"  {mark} {item.kind}: {item.what}: {', '.join(decided) or '-'}")
+    bad_h = [row for item, row in harder if item.bad]
+    right_h = [row for item, row in harder if not item.bad]
+    passed_h = sum(r["verdict"] == "passed" for r in bad_h)
+    print(f"bad harder items passing: {passed_h} of {len(bad_h)} (reference 0%); right harder "
+          f"items passing: {sum(r['verdict'] == 'passed' for r in right_h)} of {len(right_h)}")
 
 
 if __name__ == "__main__":

@@ -10,16 +10,15 @@ import asyncio
 import pytest
 
 from builder.generate import compose
-from builder.generate.compose import Part
 from builder.generate.context import RunContext
 from builder.generate.knowledge import KbWords, KnowledgeIndex
 from builder.generate.models import GenerateOptions
 from builder.generate.pipeline import judge_question
 from builder.store.documents import list_chunks
-from builder.text.values import find_values
 
 from tests.fakes import ScriptedLLM
-from tests.support.planted import build, good_single, honest_reader, planted_single, span
+from tests.support.planted import (build, compose_planted, good_single, honest_reader, part,
+                                   planted_harder, planted_single)
 
 
 def _ctx(store, respond):
@@ -61,22 +60,12 @@ def test_a_reader_that_echoes_every_reference_cannot_pass_what_code_catches(tmp_
             assert asyncio.run(judge_question(ctx, kb, question, sp)), what
 
 
-def _part(store, chunk_id, answer, question) -> Part:
-    sp = span(store, chunk_id, answer)
-    cand = {"id": f"c-{answer}", "question": question, "answer": answer, "language": "en",
-            "fact_ids": [sp.fact["id"]], "chunk_ids": [chunk_id], "seed_fact_id": sp.fact["id"],
-            "document_id": sp.document_id,
-            "evidence": [{"chunk_id": chunk_id, "quote": sp.fact["evidence"],
-                          "start": sp.fact["evidence_start"], "end": sp.fact["evidence_end"]}]}
-    return Part(cand, sp, find_values(answer, "en")[0] if find_values(answer, "en") else None)
-
-
 @pytest.fixture
 def parts(tmp_path):
     store = build(tmp_path / "g.db")
-    holiday = _part(store, "holiday.md#0", "25 days",
+    holiday = part(store, "holiday.md#0", "25 days",
                     "How many days of holiday does the company offer each calendar year?")
-    carry = _part(store, "holiday.md#0", "5 days",
+    carry = part(store, "holiday.md#0", "5 days",
                   "How many days of unused holiday can staff carry over?")
     return store, holiday, carry
 
@@ -174,8 +163,8 @@ def test_an_unanswerable_the_knowledge_base_answers_is_rejected(parts):
 def test_a_multi_hop_that_names_its_bridge_or_needs_one_chunk_is_rejected(tmp_path):
     store = build(tmp_path / "g.db")
     kb = _kb(store)
-    first = _part(store, "holiday.md#0", "25 days", "How many days of holiday are offered?")
-    second = _part(store, "holiday.md#0", "5 days", "How many of the 25 days can staff carry over?")
+    first = part(store, "holiday.md#0", "25 days", "How many days of holiday are offered?")
+    second = part(store, "holiday.md#0", "5 days", "How many of the 25 days can staff carry over?")
     names = _multi(store, kb, {"question": "How many days of holiday, 25 days, are offered?"},
                    first, second)
     assert names["verdict"] == "failed"
@@ -249,3 +238,16 @@ def test_an_unanswerable_sibling_in_another_language_is_refused(parts):
                                             holiday, "company", kb))
     assert only["rejection_reasons"] == [
         "language: 'jubilee' is not spelt like the knowledge base's words"]
+
+
+def test_every_planted_harder_item_is_rejected_by_its_check_and_right_ones_pass(tmp_path):
+    store = build(tmp_path / "g.db")
+    reader = ScriptedLLM(honest_reader)
+    for item in planted_harder(store):
+        row = asyncio.run(compose_planted(store, reader, item))
+        decided = {r.split(":")[0] for r in row["rejection_reasons"]}
+        if item.bad:
+            assert row["verdict"] == "failed", item.what
+            assert decided & item.checks, (item.what, row["rejection_reasons"])
+        else:
+            assert row["verdict"] == "passed", (item.what, row["rejection_reasons"])

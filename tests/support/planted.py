@@ -13,6 +13,8 @@ it gives from that sentence).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from builder.generate.answers import Span
 from builder.generate.spans import spans_of_chunk
 from builder.store import Store
@@ -130,3 +132,117 @@ def honest_reader(name: str, v, role: str) -> dict:
             if needle in text:
                 return {"sentence": i, "answer": answer}
     return {"sentence": 0, "answer": ""}
+
+
+# ------------------------------------------------------------------ harder items
+
+def part(store: Store, chunk_id: str, answer: str, question: str):
+    """A verified single-hop item on the planted KB, as composing reads it."""
+    from builder.generate.compose import Part
+    from builder.text.values import find_values
+
+    sp = span(store, chunk_id, answer)
+    cand = {"id": f"c-{answer}-{question[:12]}", "question": question, "answer": answer,
+            "language": "en", "fact_ids": [sp.fact["id"]], "chunk_ids": [chunk_id],
+            "seed_fact_id": sp.fact["id"], "document_id": sp.document_id,
+            "evidence": [{"chunk_id": chunk_id, "quote": sp.fact["evidence"],
+                          "start": sp.fact["evidence_start"], "end": sp.fact["evidence_end"]}]}
+    values = find_values(answer, "en")
+    return Part(cand, sp, values[0] if values else None)
+
+
+@dataclass
+class PlantedHarder:
+    """A composer's reply over verified parts: `bad` ones must be rejected by one of `checks`
+    (the check meant to catch that mistake), right ones must pass."""
+
+    what: str
+    kind: str
+    reply: dict
+    args: tuple
+    bad: bool = True
+    checks: frozenset[str] = frozenset()
+
+
+def planted_harder(store: Store) -> list[PlantedHarder]:
+    holiday = part(store, "holiday.md#0", "25 days",
+                   "How many days of holiday does the company offer each calendar year?")
+    carry = part(store, "holiday.md#0", "5 days",
+                 "How many days of unused holiday can staff carry over?")
+    offered = part(store, "holiday.md#0", "25 days", "How many days of holiday are offered?")
+    carried = part(store, "holiday.md#0", "5 days",
+                   "How many of the 25 days can staff carry over?")
+    names = {"first": "the holiday each calendar year",
+             "second": "the unused holiday staff carry over"}
+    return [
+        PlantedHarder("a comparative whose computed answer is the smaller value (asks the other way)",
+                      "comparative", {"question": "Which is smaller, the holiday each calendar "
+                                      "year or the unused holiday staff carry over?", **names},
+                      (holiday, carry), checks=frozenset({"reader"})),
+        PlantedHarder("a comparative naming things its parts do not ask about (the prompt's example)",
+                      "comparative", {"question": "Who gets more days of holiday, part-time "
+                                      "staff or full-time staff?", "first": "part-time staff",
+                                      "second": "full-time staff"},
+                      (holiday, carry), checks=frozenset({"names"})),
+        PlantedHarder("a comparative that states a value", "comparative",
+                      {"question": "Which is larger, the holiday of 25 days or the carry-over?",
+                       "first": "the holiday", "second": "the carry-over"},
+                      (holiday, carry), checks=frozenset({"names", "leak"})),
+        PlantedHarder("a reasoning item that does not ask for the difference", "reasoning",
+                      {"question": "Which is longer, the holiday offered each calendar year or "
+                       "the unused holiday staff can carry over?"},
+                      (holiday, carry), checks=frozenset({"asks"})),
+        PlantedHarder("a multi-hop that names its bridge", "multi_hop",
+                      {"question": "How many days of holiday, 25 days, are offered?"},
+                      (offered, carried), checks=frozenset({"bridge"})),
+        PlantedHarder("a multi-hop one chunk answers", "multi_hop",
+                      {"question": "What does the holiday policy offer each year?"},
+                      (offered, offered), checks=frozenset({"necessity", "hop1"})),
+        PlantedHarder("an unanswerable whose sibling the knowledge base uses (it answers it)",
+                      "unanswerable", {"names": ["payroll"]}, (holiday, "company"),
+                      checks=frozenset({"absent"})),
+        PlantedHarder("right: a comparative asking which is larger", "comparative",
+                      {"question": "Which is larger, the holiday each calendar year or the "
+                       "unused holiday staff carry over?", **names},
+                      (holiday, carry), bad=False),
+        PlantedHarder("right: a reasoning item asking for the difference", "reasoning",
+                      {"question": "What is the difference between the holiday offered each "
+                       "calendar year and the unused holiday staff can carry over?"},
+                      (holiday, carry), bad=False),
+    ]
+
+
+class ComposerReplies:
+    """An LLM that gives every composing prompt `reply` (the planted mistake) and passes every
+    other call -- the reader -- to `llm` (a scripted honest reader, or the real model)."""
+
+    dry_run = False
+
+    def __init__(self, llm, reply: dict):
+        self.llm, self.reply = llm, reply
+
+    async def structured(self, prompt, variables, output, *, stage=None, role="generator"):
+        from builder.llm.types import LLMResult
+
+        if prompt.name.startswith("compose_"):
+            return LLMResult(output.model_validate(self.reply), "ok", model="planted")
+        return await self.llm.structured(prompt, variables, output, stage=stage, role=role)
+
+    def model_for(self, role: str = "generator", stage: str | None = None) -> str:
+        return self.llm.model_for(role, stage)
+
+
+async def compose_planted(store: Store, llm, item: PlantedHarder) -> dict:
+    """The composed row for `item`, its reader calls made through `llm`."""
+    from builder.generate import compose
+    from builder.generate.context import RunContext
+    from builder.generate.knowledge import KnowledgeIndex
+    from builder.generate.models import GenerateOptions
+
+    ctx = RunContext.create(store, ComposerReplies(llm, item.reply), GenerateOptions())
+    chunks = list_chunks(store)
+    kb = KnowledgeIndex(chunks, {c["id"]: c["title"] for c in chunks})
+    fn = {"comparative": compose.comparative, "reasoning": compose.difference,
+          "multi_hop": compose.multi_hop, "unanswerable": compose.unanswerable}[item.kind]
+    needs_kb = item.kind in ("multi_hop", "unanswerable")
+    return await fn(ctx, *item.args, *((kb,) if needs_kb else ()))
