@@ -251,3 +251,13 @@ def test_every_planted_harder_item_is_rejected_by_its_check_and_right_ones_pass(
             assert decided & item.checks, (item.what, row["rejection_reasons"])
         else:
             assert row["verdict"] == "passed", (item.what, row["rejection_reasons"])
+
+
+def test_a_sibling_that_holds_the_name_it_replaces_is_no_sibling(parts):
+    store, holiday, _ = parts
+    ctx = _ctx(store, lambda n, v, r: {"names": ["company Tacoma", "Tacoma office"]}
+               if n == "compose_unanswerable" else {"sentence": 0, "answer": ""})
+    row = asyncio.run(compose.unanswerable(ctx, holiday, "company", _kb(store)))
+    # "company Tacoma" would ask "the company Tacoma": the same company, named more narrowly
+    assert row["verdict"] == "passed" and "Tacoma office" in row["question"]
+    assert "company" not in row["question"]

@@ -494,7 +494,8 @@ async def unanswerable(ctx: RunContext, p: Part, name: str,
         foreign = [w for w in re.findall(r"[^\W\d_]{3,}", sibling)
                    if w.islower() and not kb.words.spelt_like_the_kb(w)]
         return row, [
-            ("sibling", None if sibling and sibling.casefold() != name.casefold()
+            # "Designer Senior" for "Designer" is that thing again, named more narrowly
+            ("sibling", None if sibling and not contains(sibling, name)
              and len(sibling.split()) <= 5 and not any(ch in sibling for ch in "?{}[]")
              and not typo and not contains(p.question, sibling)
              else "no usable sibling name"),
