@@ -42,6 +42,7 @@ from builder.generate.candidate import clean_question, stable_id
 from builder.generate.context import RunContext, run_units
 from builder.generate.form import contains, document_ref_problem, language_problem, shape_problem
 from builder.generate.knowledge import TOP_K, KbWords, KnowledgeIndex, pick_sentences
+from builder.generate.models import one_as_list
 from builder.generate.terms import key_terms
 
 COMPOSED = ("comparative", "reasoning", "ambiguous", "multi_hop", "unanswerable")
@@ -72,9 +73,7 @@ class Siblings(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _one(cls, data):
-        if isinstance(data, dict) and "names" not in data and "name" in data:
-            return {"names": [data["name"]]}
-        return data
+        return one_as_list(data, "names", "name")
 
 
 @dataclass

@@ -24,6 +24,14 @@ DEFAULT_DIFFICULTY = {"easy": 0.4, "medium": 0.3, "hard": 0.3}
 
 # ------------------------------------------------------------------ LLM outputs
 
+def one_as_list(data, many: str, one: str):
+    """A reply holding one `one` instead of the list `many` (an endpoint that ignores the
+    schema, an older prompt), read as a list of one."""
+    if isinstance(data, dict) and many not in data and one in data:
+        return {many: [data[one]]}
+    return data
+
+
 class WrittenQuestions(BaseModel):
     """The question writer's reply (`question.prompt`): a few differently worded questions for
     one answer; code keeps the first that passes its checks (questions.py). A reply with one
@@ -34,9 +42,7 @@ class WrittenQuestions(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _one_question(cls, data):
-        if isinstance(data, dict) and "questions" not in data and "question" in data:
-            return {"questions": [data["question"]]}
-        return data
+        return one_as_list(data, "questions", "question")
 
 
 class ReaderReply(BaseModel):
