@@ -127,11 +127,29 @@ def test_a_row_or_a_pair_label_that_names_nothing_gives_no_label():
     from builder.generate.answers import find_pairs
     table = chunk("t", "plans.md", "| Plan | Storage |\n|---|---|\n| 1. | 10 GB |\n| Gold | 50 GB |\n")
     answers = {s.answer: s.mention for s in spans_of(table)}
-    assert answers == {"50 GB": ["Gold"]}  # the row "1." cannot be named by a question
+    assert answers == {"50 GB": ["Gold", "Storage"]}  # the row "1." cannot be named by a question
     # two statements that differ by a function word only: no label to ask one of them by
     text = chunk("p", "leave.md", "Staff may take up to 5 days of leave to care for a child. "
                                   "Staff may take up to 10 days of leave unless care for a child.")
     assert [(p.a.label, p.b.label) for p in find_pairs(spans_of(text))] == []
+
+
+def test_a_cell_question_must_name_its_row_and_its_column():
+    from builder.generate.form import mention_problem
+    table = chunk("t", "tarifs.md", "| Profil | Junior (expérience < 2 ans) | Senior |\n"
+                  "|---|---|---|\n| Designer | 370 | 550 |\n| Développeur | 450 | 650 |\n")
+    mentions = {s.answer: s.mention for s in spans_of(table)}
+    # the gloss in brackets is no name a question repeats
+    assert mentions["370"] == ["Designer", "Junior"]
+    assert mentions["650"] == ["Développeur", "Senior"]
+    # the row alone lets the question call the value anything: the column says what it is
+    assert mention_problem("Quel est le tarif d'un designer junior ?", mentions["370"]) is None
+    assert mention_problem("Quel est le salaire d'un designer ?", mentions["370"]) \
+        == "does not name 'Junior'"
+    # a header that reads as a sentence, or names nothing, is not asked for
+    long = chunk("l", "plans.md", "| Plan | The amount each member pays every month |\n|---|---|\n"
+                 "| Gold | $50 |\n| Silver | $20 |\n")
+    assert {s.answer: s.mention for s in spans_of(long)} == {"$50": ["Gold"], "$20": ["Silver"]}
 
 
 def test_a_range_is_one_answer_in_any_language_and_two_values_stay_two():

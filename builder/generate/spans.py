@@ -56,6 +56,7 @@ _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 # write them; the value is an answer, the label and the section name the question's subject
 _LABELLED = re.compile(r"^\s*(?:\*\*|__)(?P<label>[^*_\n]{1,40})(?:\*\*|__)\s*[:：—–-]\s*(?P<value>.+)$")
 MAX_LABELLED_WORDS = 10
+MAX_COLUMN_WORDS = 4        # a longer header is a sentence, not a name a question can repeat
 BUNDLES_PER_ITEM = 3   # span pairs asked early per wanted composed item
 
 
@@ -167,10 +168,34 @@ def spans_of_chunk(chunk: dict, title: str) -> list[Span]:
                 document_id=chunk["document_id"], language=language, title=title,
                 answer=answer, kind=kind, value=value,
                 label=cell["entity"] if cell else None,
-                # a cell's row (or a rubric entry's level) is what tells it from its siblings
-                mention=[cell["entity"]] if cell and cell["entity"] else [],
+                mention=cell_mention(cell) if cell else [],
                 priority=PRIORITY[kind]))
     out.sort(key=lambda s: (s.priority, s.fact["seq"]))
+    return out
+
+
+def column_name(attribute: str | None) -> str | None:
+    """A cell's column header (or a labelled value's label) as a question can name it: without
+    its parenthesised gloss and brackets ("Junior (expérience < 2 ans)" -> "Junior",
+    "[[Version history]]" -> "Version history"); none when it names nothing or reads as a
+    sentence."""
+    if not attribute:
+        return None
+    name = re.sub(r"\([^)]*\)", " ", plain(attribute))
+    name = " ".join(re.sub(r"[\[\]*_`|]", " ", name).split()).strip(" :;,.-\u2013\u2014")
+    return name if names_something(name) and len(name.split()) <= MAX_COLUMN_WORDS else None
+
+
+def cell_mention(cell: dict) -> list[str]:
+    """What a cell's question must name: its row, which tells it from the other rows, and its
+    column, which says what the value is. A question that names the row only is free to call
+    the value something else, and a small writer does ("the salary" for a column of daily
+    rates, "the number of people" for a column of prices): the reader, shown the cell, agrees
+    with any question that points at it."""
+    out = [cell["entity"]] if cell.get("entity") else []
+    column = column_name(cell.get("attribute"))
+    if column and not any(column.casefold() in m.casefold() for m in out):
+        out.append(column)
     return out
 
 
