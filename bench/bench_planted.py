@@ -53,10 +53,17 @@ def main() -> None:
         with open_llm(store, settings, job="bench-planted") as llm:
             ctx = RunContext.create(store, llm, GenerateOptions())
             started = time.monotonic()
-            bad_reasons = [asyncio.run(judge_question(ctx, kb, q, sp)) for _, q, sp, _ in bad]
-            right_reasons = [asyncio.run(judge_question(ctx, kb, q, sp)) for q, sp in right]
-            harder = [(item, asyncio.run(compose_planted(store, llm, item)))
-                      for item in planted_harder(store)]
+
+            async def run_all():
+                # one event loop for every call: the SDK client is bound to the loop it was
+                # made in, and one left behind by an earlier loop is closed on a dead one
+                bad_reasons = [await judge_question(ctx, kb, q, sp) for _, q, sp, _ in bad]
+                right_reasons = [await judge_question(ctx, kb, q, sp) for q, sp in right]
+                harder = [(item, await compose_planted(store, llm, item))
+                          for item in planted_harder(store)]
+                return bad_reasons, right_reasons, harder
+
+            bad_reasons, right_reasons, harder = asyncio.run(run_all())
             seconds = time.monotonic() - started
             model = llm.model_for("verifier")
 
