@@ -16,6 +16,7 @@ lower). Machine-independent figures first: calls and tokens per verified item.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
 import re
@@ -54,29 +55,28 @@ def raw_speed(threads: int | None) -> dict:
     if threads:
         os.environ["GOLDEN_LOCAL_THREADS"] = str(threads)
     out = {}
+
+    async def probe(llm) -> None:
+        # both calls in one event loop: the SDK client belongs to the loop it was made in
+        for tag, text, max_tokens in (("prompt", FIXED_PROMPT, 8),
+                                      ("generate", "Count from one to forty in words.", 200)):
+            prompt = parse_prompt(f"name: speed{tag}\nversion: 1\nmax_tokens: {max_tokens}\n"
+                                  f"--- user\n{{{{text}}}}\n", "speed.prompt")
+            started = time.monotonic()
+            res = await llm.structured(prompt, {"text": f"{tag} {text}"}, Reply,
+                                       stage=f"speed-{tag}")
+            out[tag] = {"seconds": time.monotonic() - started, **(res.usage or {})}
+
     with tempfile.TemporaryDirectory() as tmp:
         store = Store(Path(tmp) / "speed.db")
         with open_llm(store, LLMSettings(), job="bench") as llm:
-            for tag, text, max_tokens in (("prompt", FIXED_PROMPT, 8),
-                                          ("generate", "Count from one to forty in words.", 200)):
-                prompt = parse_prompt(f"name: speed{tag}\nversion: 1\nmax_tokens: {max_tokens}\n"
-                                      f"--- user\n{{{{text}}}}\n", "speed.prompt")
-                started = time.monotonic()
-                res = asyncio_run(llm.structured(prompt, {"text": f"{tag} {text}"}, Reply,
-                                                 stage=f"speed-{tag}"))
-                seconds = time.monotonic() - started
-                out[tag] = {"seconds": seconds, **(res.usage or {})}
+            asyncio.run(probe(llm))
         store.close()
     p, g = out["prompt"], out["generate"]
     prompt_tps = p["prompt_tokens"] / max(p["seconds"], 1e-9)
     gen_seconds = max(g["seconds"] - g["prompt_tokens"] / prompt_tps, 1e-9)
     return {"prompt_tokens_per_s": round(prompt_tps, 1),
             "generated_tokens_per_s": round(g["completion_tokens"] / gen_seconds, 1)}
-
-
-def asyncio_run(coro):
-    import asyncio
-    return asyncio.run(coro)
 
 
 def main() -> None:
@@ -88,8 +88,11 @@ def main() -> None:
     args = ap.parse_args()
     kb = ROOT / "samples" if args.kb == "samples" else Path(args.kb)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "GOLDEN_"))}
-    if args.threads:
-        env["GOLDEN_LOCAL_THREADS"] = str(args.threads)
+    # the run and the speed probe use the same threads: chosen once, now, as the run would
+    # choose them (after the run the load is high, and the probe would get one core)
+    from builder.llm.llama_server import default_threads
+    threads = args.threads or default_threads()
+    env["GOLDEN_LOCAL_THREADS"] = str(threads)
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "g.db"
         ingest = golden(db, "ingest", str(kb), env=env)
@@ -112,12 +115,12 @@ def main() -> None:
         con.close()
         kept = Path(tempfile.gettempdir()) / f"bench-generate-{kb.name}.db"
         subprocess.run(["sqlite3", str(db), f".backup {kept}"], check=False)
-    speed = raw_speed(args.threads)
+    speed = raw_speed(threads)
     raw_seconds = (prompt_tokens / speed["prompt_tokens_per_s"]
                    + completion_tokens / speed["generated_tokens_per_s"])
     v = max(verified, 1)
     fig = {
-        "kb": kb.name, "n": args.n, "threads": args.threads or "default", "verified": verified,
+        "kb": kb.name, "n": args.n, "threads": threads, "verified": verified,
         "harder": harder, "calls_per_verified": round(calls / v, 2),
         "prompt_tokens_per_verified": round(prompt_tokens / v),
         "completion_tokens_per_verified": round(completion_tokens / v),
