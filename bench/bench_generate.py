@@ -39,7 +39,7 @@ def golden(db: Path, *args: str, env: dict) -> subprocess.CompletedProcess:
                           cwd=ROOT, capture_output=True, text=True, env=env, check=False)
 
 
-def raw_speed(threads: int | None) -> dict:
+def raw_speed(threads: int) -> dict:
     """Prompt and generation tokens/s of the embedded server on a fixed prompt (two different
     prompts, so no prefix is reused; the reply constrained to a small JSON object)."""
     from pydantic import BaseModel
@@ -52,8 +52,7 @@ def raw_speed(threads: int | None) -> dict:
     class Reply(BaseModel):
         answer: str
 
-    if threads:
-        os.environ["GOLDEN_LOCAL_THREADS"] = str(threads)
+    os.environ["GOLDEN_LOCAL_THREADS"] = str(threads)
     out = {}
 
     async def probe(llm) -> None:

@@ -72,8 +72,7 @@ def retrieve(question: str, reference: str, source_chunk: str, language: str,
     if rank is None:
         return Retrieval("retrieval: the question alone does not find its passage (BM25 top "
                          f"{TOP_K})")
-    before = [h for h in hits[:rank - 1] if not contains(h["text"], reference)]
-    if before:
+    if any(not contains(h["text"], reference) for h in hits[:rank - 1]):
         return Retrieval(f"retrieval: the question finds another passage first (its own comes "
                          f"{rank}{_nth(rank)})", rank)
     scored = score_sentences(question, hits, kb.titles)
