@@ -4,6 +4,8 @@ taken for names, and the rare words an unanswerable swap replaces."""
 
 from __future__ import annotations
 
+import pytest
+
 from builder.generate.answers import Span, find_value_pairs
 from builder.generate.compose import Part, near_spelling, topic_words
 from builder.generate.knowledge import KbWords
@@ -96,7 +98,7 @@ def test_a_worked_example_gives_no_answer_in_any_language():
     example = ("For example, an employee who stays three nights in Leeds at £95 per night "
                "claims £285 in total.")
     answers = [s.answer for s in spans_of(chunk("c", "d", f"{rule} {example}"))]
-    assert "£120" in answers and "£95" not in answers and "£285" not in answers
+    assert "up to £120" in answers and not any("£95" in a or "£285" in a for a in answers)
     french = {"id": "f", "document_id": "d", "language": "fr", "seq": 0,
               "text": "Par exemple, un agent qui travaille 3 jours par semaine reçoit 60 % de "
                       "la prime annuelle versée en décembre."}
@@ -118,9 +120,27 @@ def test_a_count_states_what_it_counts_unless_the_question_names_it():
     (span,) = [s for s in spans_of(chunk("c", "d", "Each attachment may hold at most 200 Mo "
                                                "of data in the shared folder of a team."))
                if s.kind == "count"]
-    assert span.answer == "200 Mo"
-    assert span.answer_for("What is the most data one attachment may hold?") == "200 Mo"
-    assert span.answer_for("How many Mo of data may one attachment hold?") == "200"
+    assert span.answer == "at most 200 Mo"
+    assert span.answer_for("What is the most data one attachment may hold?") == "at most 200 Mo"
+    assert span.answer_for("How many Mo of data may one attachment hold?") == "at most 200"
+
+
+@pytest.mark.parametrize("lang,text,answer", [
+    ("en", "Staff can carry over up to 5 days of unused holiday to the next year.", "up to 5 days"),
+    ("en", "Employees must have worked for the company for at least 26 weeks to get enhanced pay.",
+     "at least 26 weeks"),
+    ("en", "Staff can carry over 5 days of unused holiday to the next year.", "5 days"),
+    ("fr", "Vous pouvez bénéficier de 25 jours maximum pour la naissance d'un enfant.",
+     "25 jours maximum"),
+    ("es", "El equipo revisará tu solicitud de descuento dentro de 3 días hábiles.",
+     "dentro de 3 días hábiles"),
+    ("ja", "申請は5日以内に人事部へ提出してください。", "5日以内"),
+])
+def test_a_value_span_keeps_the_words_that_bound_it(lang, text, answer):
+    """A ceiling asked without its bound reads as an exact value ("How much does X cost?" ->
+    "£150" where the text allows up to £150): the span keeps the bound, in any language."""
+    c = {**chunk("c", "d", text), "language": lang}
+    assert answer in [s.answer for s in spans_of_chunk(c, "d")]
 
 
 def test_a_row_or_a_pair_label_that_names_nothing_gives_no_label():
@@ -164,3 +184,18 @@ def test_a_range_is_one_answer_in_any_language_and_two_values_stay_two():
     # two values, each with its own unit: two answers, each comparable
     assert answers("Sick staff get 5 days of paid leave, and 10 days once they have worked "
                    "here a full year.", "en") == [("5 days", False), ("10 days", False)]
+
+
+def test_a_difference_is_computed_only_under_one_bound_and_states_no_bound():
+    from builder.generate.compose import difference_answer
+
+    def p(answer: str) -> Part:
+        (value,) = find_values(answer, "en")
+        return Part({"id": answer, "answer": answer, "language": "en"}, None, value)
+
+    # two ceilings: the difference of the ceilings, not itself a ceiling
+    assert difference_answer(p("up to £150"), p("up to £110")) == "£40"
+    assert difference_answer(p("25 days"), p("5 days")) == "20 days"
+    # a ceiling and an exact value, a minimum and a ceiling: no fact to compute
+    assert difference_answer(p("25 days"), p("up to 5 days")) is None
+    assert difference_answer(p("at least 26 weeks"), p("up to 18 weeks")) is None

@@ -75,3 +75,22 @@ def make_candidate(
         "verdict": "pending",
         "rejection_reasons": [],
     }
+
+
+def stale_duplicates(candidates: list[dict]) -> list[str]:
+    """Passed candidates marked `duplicate_of` one that has not passed: marked while both were
+    unjudged (the smaller id is kept), the keeper then failed its round trip, and the mark now
+    hides the only verified item of its group. Released before each dedup pass, so the passed
+    one is kept whatever order a run (or a resumed run) judged the two in."""
+    verdicts = {c["id"]: c.get("verdict") for c in candidates}
+    return sorted(c["id"] for c in candidates
+                  if c.get("verdict") == "passed" and c.get("duplicate_of") in verdicts
+                  and verdicts[c["duplicate_of"]] != "passed")
+
+
+def kept_passed(candidates: list[dict]) -> list[dict]:
+    """The passed candidates no other one stands for: no `duplicate_of`, or a stale one (its
+    keeper has not passed; released at the run's next settle)."""
+    stale = set(stale_duplicates(candidates))
+    return [c for c in candidates if c.get("verdict") == "passed"
+            and (not c.get("duplicate_of") or c["id"] in stale)]

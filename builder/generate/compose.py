@@ -34,11 +34,11 @@ from pydantic import BaseModel, Field, model_validator
 from builder.llm.prompts import load_sentences
 from builder.store import candidates as cstore
 from builder.text.lexicon import lexicon
-from builder.text.values import Value, comparable, find_values, magnitudes
+from builder.text.values import Value, comparable, find_values, magnitudes, split_bound
 
 from builder.generate import reader
 from builder.generate.answers import Span, find_pairs, find_value_pairs
-from builder.generate.candidate import clean_question, stable_id
+from builder.generate.candidate import clean_question, kept_passed, stable_id
 from builder.generate.context import RunContext, run_units
 from builder.generate.form import contains, document_ref_problem, language_problem, shape_problem
 from builder.generate.knowledge import TOP_K, KbWords, KnowledgeIndex, pick_sentences
@@ -101,8 +101,8 @@ def parts_of(ctx: RunContext, spans: list[Span]) -> list[Part]:
     # an item states its span's answer, or a count's bare number (Span.answer_for)
     by_key = {(s.fact["id"], a): s for s in spans for a in {s.answer_for(s.answer), s.answer}}
     out = []
-    for c in cstore.load_candidates(ctx.store, verdict="passed"):
-        if c["type"] != "single_hop" or c.get("duplicate_of"):
+    for c in kept_passed(cstore.load_candidates(ctx.store)):
+        if c["type"] != "single_hop":
             continue
         span = by_key.get((c.get("seed_fact_id"), c["answer"]))
         values = find_values(c["answer"], c.get("language") or "en")
@@ -132,16 +132,26 @@ def with_number(template: str, x: float, language: str) -> str:
     return template[:m.start()] + _format_number(x, m.group(0), language) + template[m.end():]
 
 
+def _bare(p: Part) -> str:
+    """The part's answer without its bound: a difference of two ceilings ("up to £150", "up to
+    £110") is "£40", not "up to £40"."""
+    return split_bound(p.answer, p.language)[1]
+
+
 def _unit_words(p: Part) -> str:
-    return re.sub(r"[\d.,\s\u00a0]+", " ", p.answer).strip().casefold()
+    return re.sub(r"[\d.,\s\u00a0]+", " ", _bare(p)).strip().casefold()
 
 
 def difference_answer(a: Part, b: Part) -> str | None:
     """The difference of two comparable values written in the same unit ("12 weeks" - "6
     weeks" = "6 weeks", "$49" - "$19" = "$30"); None for dates, years and values written in
-    different units (a difference of "52 weeks" and "10 days" in days reads like a trick)."""
+    different units (a difference of "52 weeks" and "10 days" in days reads like a trick) or
+    under different bounds: which of "25 days" and "up to 5 days" is larger holds, their
+    difference is no fact (nor that of a ceiling and a minimum)."""
     va, vb = a.value, b.value
     if va is None or vb is None or va.kind in ("date", "year") or _unit_words(a) != _unit_words(b):
+        return None
+    if split_bound(a.answer, a.language)[0].casefold() != split_bound(b.answer, b.language)[0].casefold():
         return None
     big, small = (a, b) if va.magnitude >= vb.magnitude else (b, a)
     diff = big.value.magnitude - small.value.magnitude
@@ -150,11 +160,11 @@ def difference_answer(a: Part, b: Part) -> str | None:
     # the template: the answer whose number means the least per unit
     template = min((big, small), key=lambda p: p.value.magnitude / max(_leading(p), 1e-9))
     per_unit = template.value.magnitude / max(_leading(template), 1e-9)
-    return with_number(template.answer, diff / per_unit, template.language)
+    return with_number(_bare(template), diff / per_unit, template.language)
 
 
 def _leading(p: Part) -> float:
-    nums = re.findall(r"\d[\d.,]*", p.answer)
+    nums = re.findall(r"\d[\d.,]*", _bare(p))
     from builder.text.values import parse_number
     n = parse_number(nums[0], p.language) if nums else None
     return n or 1.0

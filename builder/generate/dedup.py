@@ -9,7 +9,8 @@
    keeps "price of plan A?" and "price of plan B?" apart.
 
 In each duplicate group one candidate is kept and the others get `duplicate_of` = its id; rows
-that already have `duplicate_of` keep it. The keeper is the first by `_rank`:
+that already have `duplicate_of` keep it, unless they passed and their keeper did not
+(`candidate.stale_duplicates`). The keeper is the first by `_rank`:
   1. a human already decided on it (review status other than 'pending');
   2. verdict: passed > pending > failed;
   3. it was already its group's keeper before this pass (an incumbent: kept, and rated by an

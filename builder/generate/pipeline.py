@@ -29,7 +29,7 @@ from builder.text.language import language_name
 
 from builder.generate import compose, dedup
 from builder.generate.answers import Span
-from builder.generate.candidate import stable_id
+from builder.generate.candidate import kept_passed, stable_id
 from builder.generate.context import RunContext
 from builder.generate.form import question_problems
 from builder.generate.knowledge import MAX_SENTENCES, KnowledgeIndex
@@ -82,8 +82,7 @@ def _wants_more(ctx: RunContext, plan: dict[str, int], done: list[dict] | None =
 def verified(ctx: RunContext) -> list[dict]:
     """The verified items that count towards n: duplicates left out now, not only after the
     run's dedup pass -- a run that counted them would stop short of n once they are marked."""
-    done = [c for c in cstore.load_candidates(ctx.store, verdict="passed")
-            if not c.get("duplicate_of")]
+    done = kept_passed(cstore.load_candidates(ctx.store))
     repeated = {dup for dup, _ in dedup.find_duplicates(done)}
     return [c for c in done if c["id"] not in repeated]
 

@@ -24,7 +24,7 @@ from builder.store.documents import list_chunks
 from builder.text.markdown import section_heading
 
 from builder.generate import dedup, difficulty, pipeline
-from builder.generate.candidate import stable_id
+from builder.generate.candidate import stable_id, stale_duplicates
 from builder.generate.context import RunContext
 from builder.generate.models import GenerateOptions, GenerateSummary
 from builder.generate.plan import type_targets
@@ -100,6 +100,9 @@ def settle(ctx: RunContext, chunks: list[dict]) -> list[dict]:
             "rejection_reasons": [f"unique: another item asks the same and answers "
                                   f"{other['answer']!r}"]}
             for cid, other in sorted(clash.items())], stage="unique")
+        everything = cstore.load_candidates(ctx.store)
+    if stale := stale_duplicates(everything):
+        cstore.release_duplicates(ctx.store, stale)
         everything = cstore.load_candidates(ctx.store)
     # Dedup is pure code but O(pool); skip it when this exact pool (ids + verdicts) was done.
     fingerprint = stable_id("dedup", sorted((c["id"], c["verdict"]) for c in everything))

@@ -1,10 +1,11 @@
 """Stage 1, code only: the answers worth asking about, chosen by code before any question exists.
 
 Answer-first generation: code picks a short span of a statement -- a value (amount, percentage,
-duration, date, quantity, count), a name (a capitalised phrase, an acronym, a code identifier,
-a quoted or bold term) or a table cell -- and the model only writes the question for it
-(questions.py). What code chose is what the item's answer is: the model cannot drift to another
-value of the sentence, copy the whole sentence, or answer with two values where one was asked.
+duration, date, quantity, count; with the words that bound it, "up to £150"), a name (a
+capitalised phrase, an acronym, a code identifier, a quoted or bold term) or a table cell -- and
+the model only writes the question for it (questions.py). What code chose is what the item's
+answer is: the model cannot drift to another value of the sentence, copy the whole sentence, or
+answer with two values where one was asked.
 
 A span is kept only when the question can be unambiguous and worth asking:
 - its statement reads as prose (enough function words of its language: a bibliography entry, a
@@ -33,7 +34,7 @@ from functools import lru_cache
 
 from builder.text.lexicon import lexicon
 from builder.text.markdown import plain, step_at
-from builder.text.values import Value, find_values
+from builder.text.values import Value, bounded, find_values
 
 from builder.generate.answers import VALUE_KINDS, Span, find_bridges, find_pairs, find_value_pairs
 from builder.generate.candidate import stable_id
@@ -151,7 +152,8 @@ def spans_of_chunk(chunk: dict, title: str) -> list[Span]:
                 candidates.append((text[first.start:second.end], second.kind, None))
             for v in values:
                 if v.kind in VALUE_KINDS and id(v) not in in_range:
-                    candidates.append((v.text, v.kind, v))
+                    start, end = bounded(text, v.start, v.end, language)  # "up to £150"
+                    candidates.append((text[start:end], v.kind, v))
             for name in _names(fact, raw):
                 candidates.append((name, "name", None))
         for answer, kind, value in candidates:

@@ -28,7 +28,7 @@ KB = {
     ]),
     "holiday.md": ("Holiday", [
         "We offer 25 days of holiday plus bank holidays each calendar year. You can carry over "
-        "up to 5 days of unused holiday to the following year.",
+        "5 days of unused holiday to the following year.",
     ]),
     "expenses.md": ("Expenses", [
         "Expenses are paid at the end of each month through the payroll. Occasional side "
@@ -109,7 +109,7 @@ READER = {
     "What is the limit?": [],
     "How many bank holidays are there each calendar year?": [("bank holidays", "25 days plus bank holidays")],
     "How many days of unused holiday can staff carry over to the following year?":
-        [("carry over", "up to 5 days")],
+        [("carry over", "5 days")],
     "How many days of holiday does the company offer each calendar year, on top of bank "
     "holidays?": [("25 days", "25 days")],
     # composed items: the honest reader over the parts' sentences

@@ -28,11 +28,13 @@ compared by code, retrieval is BM25. What cannot be read from structure is here,
 - `framing`: words an answer frames its claims with ("the passage describes"), never content;
 - `scales`: words after a number that multiply it by a power of ten ("million" -> 6);
 - `dozen`: words for a dozen ("two dozen" = 24);
-- `measures`: units of measure other than durations -> "kind:unit" ("miles" -> length:mile).
+- `measures`: units of measure other than durations -> "kind:unit" ("miles" -> length:mile);
+- `bounds_before` / `bounds_after`: words that bound a value, before or after it ("up to 5
+  days", "25 jours maximum", "5日以内"): an answer span keeps them (`builder.text.values`).
 
-Scoring reads the last seven (`builder.score.signals`, `builder.score.refusal`): their Chinese,
-Japanese and Korean entries are found inside words (those scripts put no space around one), their
-Latin-script entries as whole words.
+Scoring reads `negations` to `measures` (`builder.score.signals`, `builder.score.refusal`): their
+Chinese, Japanese and Korean entries are found inside words (those scripts put no space around
+one), their Latin-script entries as whole words, as are the `bounds`.
 
 Every supported language (`SUPPORTED`, the languages `builder.text.language` detects) supplies
 every key: a test checks it, so "supported" means the same everywhere, and adding a language is
@@ -52,7 +54,8 @@ SUPPORTED = ("en", "es", "fr", "de", "pt", "it", "nl", "zh", "ja", "ko")
 FALLBACK = "en"
 KEYS = ("stopwords", "filler", "homographs", "generic_headers", "yes", "no", "document_refs",
         "difference", "percent", "examples", "demonstratives", "numbers", "months", "units",
-        "negations", "citations", "contrast", "framing", "scales", "dozen", "measures")
+        "negations", "citations", "contrast", "framing", "scales", "dozen", "measures",
+        "bounds_before", "bounds_after")
 OPTIONAL = ("filler", "homographs")
 DURATION_UNITS = ("second", "minute", "hour", "day", "workday", "week", "month", "year")
 MEASURE_KINDS = ("length", "mass", "money", "temperature")
@@ -83,6 +86,8 @@ class Lexicon:
     scales: dict[str, int]
     dozen: frozenset[str]
     measures: dict[str, tuple[str, str]]  # word -> (kind, unit)
+    bounds_before: tuple[str, ...]
+    bounds_after: tuple[str, ...]
 
 
 def _base(code: str | None) -> str:
@@ -120,6 +125,9 @@ def lexicon(code: str | None) -> Lexicon:
         scales={k.casefold(): int(v) for k, v in raw["scales"].items()},
         dozen=frozenset(raw["dozen"].casefold().split()),
         measures={k.casefold(): tuple(v.split(":", 1)) for k, v in raw["measures"].items()},
+        # longest first, so "up to a maximum of" wins over "up to"
+        bounds_before=tuple(sorted((p.casefold() for p in raw["bounds_before"]), key=len, reverse=True)),
+        bounds_after=tuple(sorted((p.casefold() for p in raw["bounds_after"]), key=len, reverse=True)),
     )
 
 
