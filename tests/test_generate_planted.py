@@ -261,3 +261,15 @@ def test_a_sibling_that_holds_the_name_it_replaces_is_no_sibling(parts):
     # "company Tacoma" would ask "the company Tacoma": the same company, named more narrowly
     assert row["verdict"] == "passed" and "Tacoma office" in row["question"]
     assert "company" not in row["question"]
+
+
+def test_a_swapped_name_takes_its_abbreviation_with_it(tmp_path):
+    """"What is the duration of Statutory Shared Parental Pay (ShPP)?" with a sibling for the
+    name must not keep "(ShPP)": the question would name the replaced thing after all."""
+    store = build(tmp_path / "g.db")
+    p = part(store, "holiday.md#0", "25 days", "How many days of holiday (HOL) does the company "
+             "offer each calendar year?")
+    ctx = _ctx(store, lambda n, v, r: {"names": ["sick leave"]}
+               if n == "compose_unanswerable" else {"sentence": 0, "answer": ""})
+    row = asyncio.run(compose.unanswerable(ctx, p, "holiday", _kb(store)))
+    assert row["question"] == "How many days of sick leave does the company offer each calendar year?"

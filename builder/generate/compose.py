@@ -488,7 +488,9 @@ async def unanswerable(ctx: RunContext, p: Part, name: str,
                          Siblings)
     if not res.ok:
         return None
-    pattern = re.compile(rf"(?<!\w){re.escape(name)}(?!\w)", re.I)
+    # the name with its abbreviation, if the question writes one after it: "Statutory Shared
+    # Parental Pay (ShPP)" swapped for "Childcare Allowance" must not keep "(ShPP)"
+    pattern = re.compile(rf"(?<!\w){re.escape(name)}(?!\w)(?:\s*\([^()\s]{{1,12}}\))?", re.I)
     refusal = _refusal(ctx, p.language)
     words = re.findall(r"\w+", p.question)
 
