@@ -49,14 +49,6 @@ class KnowledgeIndex:
     def search(self, question: str, k: int = TOP_K) -> list[dict]:
         return [self.chunks[i] for i, _ in self._bm25.top(question, k)]
 
-    def search_rare(self, question: str, k: int = TOP_K) -> list[tuple[dict, float]]:
-        """`search` with each hit's score in *rare words*: BM25 over the weight of one word
-        that only one chunk holds (its idf). "The question matches its passage as well as 3
-        rare words" reads the same in a KB of 80 chunks and in one of 8,000, and in any
-        language (CJK words are bigrams, as BM25 reads them)."""
-        unit = math.log(1 + (len(self.chunks) - 0.5) / 1.5) if len(self.chunks) > 1 else 1.0
-        return [(self.chunks[i], s / unit) for i, s in self._bm25.top(question, k)]
-
     @cached_property
     def text(self) -> str:
         """Every chunk's text, casefolded: what "the knowledge base mentions X" searches."""

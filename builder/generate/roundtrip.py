@@ -10,13 +10,7 @@ answer. golden makes that round trip as a user's RAG system would meet the quest
    question that leans on context it does not state ("What is the deadline?") finds other
    chunks first and fails, in any language. Top `TOP_K` would let such questions through: on
    the development KBs, 24 of 31 read items whose passage came 2nd to 5th were wrong, against
-   88 of 221 found first. And it must match its passage by at least `MIN_RARE_WORDS` rare
-   words' worth of BM25 (knowledge.KnowledgeIndex.search_rare): a question that finds its
-   passage through one or two common words ("How long will it take for your request to be
-   processed?") names too little of its subject to be asked without the passage. On the
-   development KBs' read labels (4 KBs, 3 languages), 17 of 62 items found first below 2.5 were
-   right, against 129 of 191 at or above it; every KB's low group was its worst. (A KB of
-   fewer than `MIN_CHUNKS_FOR_RARITY` chunks has no rare words: the rule is off there);
+   88 of 221 found first;
 2. reading: the sentences of those chunks most like the question (`MAX_SENTENCES`, each with
    its section) go to the reader (reader.py), which copies the shortest words that answer;
 2b. specificity, by code (rivals.py): when a sentence that does not state the answer, but another value of
@@ -47,8 +41,6 @@ from builder.generate.reader import ask, states_reference
 from builder.generate.rivals import rival
 
 STAGE_READ = "read"
-MIN_RARE_WORDS = 2.5   # how well a question must match its passage, in rare words (module doc)
-MIN_CHUNKS_FOR_RARITY = 20  # below, every word is in a good share of the chunks: none is rare
 
 
 @dataclass
@@ -75,8 +67,7 @@ class Retrieval:
 def retrieve(question: str, reference: str, source_chunk: str, language: str,
              kb: KnowledgeIndex) -> Retrieval:
     """Steps 1 and 2b of the module doc: retrieval over the whole KB, then specificity."""
-    ranked = kb.search_rare(question, TOP_K)
-    hits = [h for h, _ in ranked]
+    hits = kb.search(question, TOP_K)
     rank = next((i for i, h in enumerate(hits, 1) if h["id"] == source_chunk), None)
     if rank is None:
         return Retrieval("retrieval: the question alone does not find its passage (BM25 top "
@@ -84,10 +75,6 @@ def retrieve(question: str, reference: str, source_chunk: str, language: str,
     if any(not contains(h["text"], reference) for h in hits[:rank - 1]):
         return Retrieval(f"retrieval: the question finds another passage first (its own comes "
                          f"{rank}{_nth(rank)})", rank)
-    weight = ranked[rank - 1][1]
-    if weight < MIN_RARE_WORDS and len(kb.chunks) >= MIN_CHUNKS_FOR_RARITY:
-        return Retrieval(f"retrieval: the question says too little of its passage (it matches "
-                         f"it as well as {weight:.1f} rare words, {MIN_RARE_WORDS} needed)", rank)
     scored = score_sentences(question, hits, kb.titles)
     if not scored:
         return Retrieval("retrieval: no sentence shares a term with the question", rank)
