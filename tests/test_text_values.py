@@ -83,3 +83,19 @@ def test_stated_dates_read_every_language_and_a_year_before_a_full_stop():
     assert stated_dates("Am 1. Mai 2020 und wieder am 1. Mai 2020.", "de") == ["2020-05-01"]
     assert stated_dates("2019年5月发布", "zh") == ["2019-05"]
     assert stated_dates("Costs 30 EUR for 2 weeks.", "en") == []
+
+
+@pytest.mark.parametrize("lang,text,span,bound", [
+    ("en", "We refund up to £150 for screenings.", "up to £150", "up to"),
+    ("en", "Parcels may weigh 5 GB or more per site.", "5 GB or more", "or more"),
+    ("en", "Please understand 5 days is the usual wait.", "5 days", ""),
+    ("de", "Die Straße ist bis zu 3 Tage gesperrt.", "bis zu 3 Tage", "bis zu"),  # ß casefolds longer
+    ("fr", "Vous avez droit à 25 jours maximum par an.", "25 jours maximum", "maximum"),
+    ("ja", "申請は5日以内に提出してください。", "5日以内", "以内"),
+])
+def test_a_value_takes_the_words_that_bound_it_and_gives_them_back(lang, text, span, bound):
+    from builder.text.values import bounded, split_bound
+    (value,) = [v for v in find_values(text, lang) if v.kind != "number"]
+    start, end = bounded(text, value.start, value.end, lang)
+    assert text[start:end] == span
+    assert split_bound(span, lang) == (bound, value.text)

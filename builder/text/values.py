@@ -382,23 +382,24 @@ def bounded(text: str, start: int, end: int, lang: str = "en") -> tuple[int, int
     """The span of the value at `text[start:end]` with the words that bound it ("up to £150",
     "at least 26 weeks", "25 jours maximum", "5日以内"), when they stand right next to it: a
     limit stated without its bound reads as an exact value, and a question written for it asks
-    for "the cost" where the text states a ceiling. Latin-script bounds are whole words; CJK
-    ones may touch the number, as those scripts write them."""
+    for "the cost" where the text states a ceiling. Latin-script bounds are whole words, with a
+    space between them and the value; CJK ones may touch the number, as those scripts write
+    them. Compared a slice at a time, so a letter that casefolds longer ("ß") moves no index."""
     lex = lexicon(lang)
-    low = text.casefold()
+    head = text[:start].rstrip(_SPACES)
+    spaced = len(head) < start
     for bound in lex.bounds_before:
-        at = low.rfind(bound, 0, start)
-        if at < 0 or not _touches(low, at + len(bound), start, bound) \
-                or (_latin(bound[0]) and at > 0 and low[at - 1].isalnum()):
-            continue
-        start = at
-        break
+        at = len(head) - len(bound)
+        if at >= 0 and head[at:].casefold() == bound and (spaced or _cjk(bound)) \
+                and not (_latin(bound[0]) and at > 0 and head[at - 1].isalnum()):
+            start = at
+            break
+    at = len(text) - len(text[end:].lstrip(_SPACES))
     for bound in lex.bounds_after:
-        gap = re.match(r"[ \u00a0]*", low[end:])
-        at = end + (gap.end() if gap else 0)
-        if low.startswith(bound, at) and _touches(low, end, at, bound) and not (
-                _latin(bound[-1]) and low[at + len(bound):at + len(bound) + 1].isalnum()):
-            end = at + len(bound)
+        stop = at + len(bound)
+        if text[at:stop].casefold() == bound and (at > end or _cjk(bound)) \
+                and not (_latin(bound[-1]) and text[stop:stop + 1].isalnum()):
+            end = stop
             break
     return start, end
 
@@ -407,43 +408,32 @@ def split_bound(answer: str, lang: str = "en") -> tuple[str, str]:
     """(the bound, the value) of an answer span `bounded` chose: ("up to", "£150") for "up to
     £150", ("", "25 days") for "25 days"; the bound's words as written, joined by a space."""
     lex = lexicon(lang)
-    low = answer.casefold()
-    before = after = ""
+    found = []
     for bound in lex.bounds_before:
-        if low.startswith(bound) and _touches(low, len(bound), len(bound) + _gap(low, len(bound)),
-                                              bound) and not _latin_run(low, len(bound), bound):
-            before, answer = answer[:len(bound)], answer[len(bound):].lstrip(" \u00a0")
-            low = answer.casefold()
+        rest = answer[len(bound):]
+        if answer[:len(bound)].casefold() == bound and rest and (
+                rest[0] in _SPACES or _cjk(bound)) and rest.strip(_SPACES):
+            found.append(answer[:len(bound)])
+            answer = rest.lstrip(_SPACES)
             break
     for bound in lex.bounds_after:
-        at = len(low) - len(bound)
-        if at > 0 and low.endswith(bound) and (low[at - 1] in " \u00a0" or _CJK_WORD.search(bound)):
-            after, answer = answer[at:], answer[:at].rstrip(" \u00a0")
+        rest = answer[:len(answer) - len(bound)]
+        if len(answer) > len(bound) and answer[len(rest):].casefold() == bound and (
+                rest[-1] in _SPACES or _cjk(bound)) and rest.strip(_SPACES):
+            found.append(answer[len(rest):])
+            answer = rest.rstrip(_SPACES)
             break
-    return " ".join(w for w in (before, after) if w), answer
+    return " ".join(found), answer
 
 
-def _gap(low: str, at: int) -> int:
-    return len(low[at:]) - len(low[at:].lstrip(" \u00a0"))
+_SPACES = " \u00a0"
+_CJK_WORD = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 
 
-def _latin_run(low: str, at: int, bound: str) -> bool:
-    """Whether a Latin-script bound runs on into a word ("under" of "understand")."""
-    return _latin(bound[-1]) and at < len(low) and low[at].isalnum()
-
-
-def _touches(low: str, left: int, right: int, bound: str) -> bool:
-    """Whether only spaces lie between a bound and its value (`low[left:right]`): at least one
-    for a Latin-script bound, none needed for a CJK one ("5日以内")."""
-    gap = low[left:right]
-    if gap.strip(" \u00a0"):
-        return False
-    return bool(gap) or _CJK_WORD.search(bound) is not None
+def _cjk(word: str) -> bool:
+    return _CJK_WORD.search(word) is not None
 
 
 def _latin(ch: str) -> bool:
     """A letter or digit of a script that writes spaces between words."""
-    return ch.isalnum() and _CJK_WORD.match(ch) is None
-
-
-_CJK_WORD = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
+    return ch.isalnum() and not _cjk(ch)
