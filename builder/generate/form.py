@@ -11,7 +11,7 @@ from __future__ import annotations
 import difflib
 import re
 
-from builder.text.language import detect_language
+from builder.text.language import CJK_CHAR, detect_language
 from builder.text.lexicon import lexicon
 from builder.text.values import magnitudes
 
@@ -19,7 +19,6 @@ from builder.generate.terms import key_terms, tokens
 
 MAX_COPY = 0.8        # token-sequence similarity to the statement above which it is a copy
 MIN_WORDS, MAX_WORDS = 3, 40
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 
 
 def _norm(text: str) -> str:
@@ -36,7 +35,7 @@ def shape_problem(question: str) -> str | None:
     q = question.strip()
     if not q.endswith(("?", "？")):
         return "not a question (no question mark at the end)"
-    n = len(_CJK.findall(q)) // 2 + len(re.findall(r"[^\W\d_]+", _CJK.sub(" ", q)))
+    n = len(CJK_CHAR.findall(q)) // 2 + len(re.findall(r"[^\W\d_]+", CJK_CHAR.sub(" ", q)))
     if n < MIN_WORDS:
         return "too short to name a subject"
     if n > MAX_WORDS:
@@ -61,7 +60,7 @@ def document_ref_problem(question: str, language: str) -> str | None:
                 return f"points at the text ('{phrase}') instead of naming its subject"
         for word in lex.demonstratives:
             # CJK has no spaces between words: a substring; elsewhere a whole word
-            if (word in low) if _CJK.search(word) else (word in words):
+            if (word in low) if CJK_CHAR.search(word) else (word in words):
                 return f"points at something the text showed ('{word}') instead of naming it"
     return None
 

@@ -32,6 +32,7 @@ import re
 from collections import Counter, defaultdict
 from functools import lru_cache
 
+from builder.text.language import CJK_CHAR
 from builder.text.lexicon import lexicon
 from builder.text.markdown import plain, step_at
 from builder.text.values import Value, bounded, find_values
@@ -52,7 +53,6 @@ PRIORITY = {"amount": 0, "percent": 0, "duration": 0, "date": 0, "quantity": 0, 
 _CODE = re.compile(r"`([^`\n]{2,60})`")
 _ACRONYM = re.compile(r"(?<![\w-])[A-Z][A-Z0-9]{1,6}s?(?![\w-])")
 _QUOTED = re.compile(r"[\"“«]\s?([^\"”»\n]{2,60}?)\s?[\"”»]")
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 # "**Scope**: works on well-defined tasks" -- a label and its value, as rubrics and option lists
 # write them; the value is an answer, the label and the section name the question's subject
 _LABELLED = re.compile(r"^\s*(?:\*\*|__)(?P<label>[^*_\n]{1,40})(?:\*\*|__)\s*[:：—–-]\s*(?P<value>.+)$")
@@ -64,7 +64,7 @@ BUNDLES_PER_ITEM = 3   # span pairs asked early per wanted composed item
 def prose_like(text: str, language: str) -> bool:
     """Whether `text` reads as a sentence of its language: a share of function words. Lists of
     names, citations and diagram labels have none; CJK text is not measured this way."""
-    if _CJK.search(text):
+    if CJK_CHAR.search(text):
         return True
     words = [w.casefold() for w in re.findall(r"[^\W\d_]+", text)]
     if not (MIN_WORDS <= len(words) <= MAX_WORDS):

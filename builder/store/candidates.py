@@ -160,14 +160,14 @@ def record_duplicates(store: Store, pairs: list[tuple[str, str]], *, stage: str,
 
 
 def release_duplicates(store: Store, ids: list[str]) -> None:
-    """Clear `duplicate_of` of `ids` in one transaction (dedup.stale_duplicates)."""
+    """Clear `duplicate_of` of `ids` in one transaction (generate.candidate.stale_duplicates)."""
     if not ids:
         return
     now = utcnow()
     with store.write() as db:
-        for cid in ids:
-            db.execute("UPDATE candidates SET duplicate_of = NULL, updated_at = ? WHERE id = ?",
-                       [now, cid])
+        db.conn.executemany(
+            "UPDATE candidates SET duplicate_of = NULL, updated_at = ? WHERE id = ?",
+            [(now, cid) for cid in ids])
 
 
 def record_difficulty(store: Store, rows: list[tuple[str, str, dict]]) -> None:

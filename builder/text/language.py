@@ -36,6 +36,7 @@ HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"  # CJK ideographs (+ extension A
 KANA = "\u3040-\u30ff"                            # hiragana and katakana
 HANGUL = "\u1100-\u11ff\u3130-\u318f\uac00-\ud7af"  # jamo, compatibility jamo, syllables
 HAN_CHAR = re.compile(f"[{HAN}]")
+CJK_CHAR = re.compile(f"[{HAN}{KANA}{HANGUL}]")  # a letter of a script written without spaces
 
 CJK_SHARE = 0.2
 KANA_SHARE = 0.1

@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass
 from datetime import date
 
+from builder.text.language import CJK_CHAR
 from builder.text.lexicon import all_stopwords, lexicon
 
 # Numbers: "1,200", "1.200", "1 200", "12", "3.5", "3,5". Not inside a word, an identifier, a
@@ -427,11 +428,10 @@ def split_bound(answer: str, lang: str = "en") -> tuple[str, str]:
 
 
 _SPACES = " \u00a0"
-_CJK_WORD = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 
 
 def _cjk(word: str) -> bool:
-    return _CJK_WORD.search(word) is not None
+    return CJK_CHAR.search(word) is not None
 
 
 def _latin(ch: str) -> bool:
