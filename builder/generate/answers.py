@@ -16,7 +16,7 @@ import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
-from builder.text.values import Value, comparable
+from builder.text.values import Value, comparable, rate_of
 
 from builder.generate.candidate import stable_id
 from builder.generate.terms import key_terms, names_something, tokens
@@ -215,7 +215,9 @@ def find_value_pairs(spans: list[Span], taken: set[str] = frozenset(), limit: in
     groups: dict[tuple, list[Span]] = defaultdict(list)
     for s in spans:
         if s.value is not None and s.kind in VALUE_KINDS and s.id not in taken:
-            groups[(s.document_id, s.value.kind, s.value.unit)].append(s)
+            # a monthly amount and a total are no two sizes of one thing: the period is part of
+            # the unit
+            groups[(s.document_id, s.value.kind, s.value.unit, rate_of(s.answer, s.language))].append(s)
     scored: list[tuple[float, str, str, Span, Span]] = []
     for group in groups.values():
         terms = {s.id: key_terms(s.statement.replace(s.answer, " ")) for s in group}

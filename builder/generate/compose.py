@@ -34,7 +34,7 @@ from pydantic import BaseModel, Field, model_validator
 from builder.llm.prompts import load_sentences
 from builder.store import candidates as cstore
 from builder.text.lexicon import lexicon
-from builder.text.values import Value, comparable, find_values, magnitudes, split_bound
+from builder.text.values import Value, comparable, find_values, magnitudes, rate_of, split_bound
 
 from builder.generate import reader
 from builder.generate.answers import Span, find_pairs, find_value_pairs
@@ -190,7 +190,8 @@ def value_pairs(parts: list[Part], spans: list[Span] | None = None) -> list[tupl
         for pr in [pr for pr in parallel if pr.comparable] + find_value_pairs(spans, taken):
             a, b = by_span.get(pr.a.id), by_span.get(pr.b.id)
             if a and b and a.value and b.value and comparable(a.value, b.value) \
-                    and a.value.magnitude != b.value.magnitude:
+                    and a.value.magnitude != b.value.magnitude \
+                    and rate_of(a.answer, a.language) == rate_of(b.answer, b.language):
                 planned.append((a, b))
     out = []
     for i, a in enumerate(parts):
@@ -198,8 +199,9 @@ def value_pairs(parts: list[Part], spans: list[Span] | None = None) -> list[tupl
             if a.value is None or b.value is None or a.cand["fact_ids"] == b.cand["fact_ids"]:
                 continue
             if a.language != b.language or not comparable(a.value, b.value) \
-                    or a.value.magnitude == b.value.magnitude:
-                continue
+                    or a.value.magnitude == b.value.magnitude \
+                    or rate_of(a.answer, a.language) != rate_of(b.answer, b.language):
+                continue  # "18 weeks" in all and "4 weeks a year" are no two sizes of one thing
             if _similarity(a, b) < MIN_RELATED:  # a leave and a shipping time: no question
                 continue
             out.append((a, b))

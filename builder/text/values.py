@@ -379,14 +379,49 @@ def magnitudes(text: str, lang: str = "en") -> set[float]:
     return out
 
 
+_RATE = re.compile(r"[ \u00a0]*(?:/|([^\W\d_]{1,4})[ \u00a0]+)[ \u00a0]*([^\W\d_]+)")
+
+
+def rate_after(text: str, end: int, lang: str = "en") -> tuple[str, int] | None:
+    """(dimension, end) of the period a value at `text[:end]` is counted over, when one follows
+    it: a connecting word of at most four letters, or a slash, then ONE duration unit in the
+    singular ("£1,000 per month", "4 weeks a year", "25 jours par an", "10 Tage pro Jahr",
+    "$5/day"). Structural: the units are the lexicon's duration words, and a unit counts as
+    singular when dropping its last letter gives no other unit ("days" -> "day" is a plural).
+    A unit followed by a number ("2 weeks of day 1", "of day one") is a point, not a period."""
+    m = _RATE.match(text, end)
+    if not m or (m.group(1) and not m.group(1).islower()):
+        return None
+    units = lexicon(lang).units
+    word = m.group(2).casefold()
+    if word not in units or word[:-1] in units:
+        return None
+    after = text[m.end():].lstrip(_SPACES)
+    if after[:1].isdigit() or re.split(r"\W", after.casefold(), maxsplit=1)[0] in lexicon(lang).numbers:
+        return None
+    return units[word], m.end()
+
+
+def rate_of(answer: str, lang: str = "en") -> str:
+    """The period the (last) value of an answer is counted over ("month" for "at least £1,000
+    per month"), or "": a monthly amount and a total are no two values of one thing."""
+    values = find_values(answer, lang)
+    found = rate_after(answer, values[-1].end, lang) if values else None
+    return found[0] if found else ""
+
+
 def bounded(text: str, start: int, end: int, lang: str = "en") -> tuple[int, int]:
     """The span of the value at `text[start:end]` with the words that bound it ("up to £150",
-    "at least 26 weeks", "25 jours maximum", "5日以内"), when they stand right next to it: a
-    limit stated without its bound reads as an exact value, and a question written for it asks
-    for "the cost" where the text states a ceiling. Latin-script bounds are whole words, with a
-    space between them and the value; CJK ones may touch the number, as those scripts write
-    them. Compared a slice at a time, so a letter that casefolds longer ("ß") moves no index."""
+    "at least 26 weeks", "25 jours maximum", "5日以内") and the period it is counted over ("£1,000
+    per month": `rate_after`), when they stand right next to it: a limit stated without its
+    bound reads as an exact value, and a question written for it asks for "the cost" where the
+    text states a ceiling; a monthly fee without its month reads as the fee. Latin-script bounds
+    are whole words, with a space between them and the value; CJK ones may touch the number, as
+    those scripts write them. Compared a slice at a time, so a letter that casefolds longer
+    ("ß") moves no index."""
     lex = lexicon(lang)
+    if rate := rate_after(text, end, lang):
+        end = rate[1]
     head = text[:start].rstrip(_SPACES)
     spaced = len(head) < start
     for bound in lex.bounds_before:
