@@ -199,3 +199,30 @@ def test_a_difference_is_computed_only_under_one_bound_and_states_no_bound():
     # a ceiling and an exact value, a minimum and a ceiling: no fact to compute
     assert difference_answer(p("25 days"), p("up to 5 days")) is None
     assert difference_answer(p("at least 26 weeks"), p("up to 18 weeks")) is None
+
+
+def test_a_total_and_a_yearly_value_are_not_paired_nor_compared():
+    """"18 weeks" in all and "4 weeks a year" are no two sizes of one thing: no planned pair, no
+    comparison, no difference; two yearly values are, and their difference keeps the period."""
+    from builder.generate.compose import difference_answer, value_pairs
+    text = chunk("u", "unpaid.md",
+                 "Parents may take up to 18 weeks of unpaid parental leave for each child. "
+                 "Parents may take up to 4 weeks a year of unpaid parental leave for each child. "
+                 "Parents may take up to 2 weeks a year of unpaid carer leave for each relative.")
+    spans = [s for s in spans_of(text) if s.value is not None]
+    assert sorted(s.answer for s in spans) == ["up to 18 weeks", "up to 2 weeks a year",
+                                               "up to 4 weeks a year"]
+    assert [{p.a.answer, p.b.answer} for p in find_value_pairs(spans)] == [
+        {"up to 4 weeks a year", "up to 2 weeks a year"}]
+
+    def part(answer: str, question: str, fact: str) -> Part:
+        (value,) = find_values(answer, "en")
+        return Part({"id": answer, "answer": answer, "language": "en", "question": question,
+                     "fact_ids": [fact]}, None, value)
+    total = part("up to 18 weeks", "How long is unpaid parental leave in total?", "f1")
+    yearly = part("up to 4 weeks a year", "How long is unpaid parental leave each year?", "f2")
+    carer = part("up to 2 weeks a year", "How long is unpaid carer leave each year?", "f3")
+    assert value_pairs([total, yearly]) == []
+    assert value_pairs([yearly, carer]) == [(yearly, carer)]
+    assert difference_answer(yearly, carer) == "2 weeks a year"
+    assert difference_answer(total, yearly) is None

@@ -53,6 +53,27 @@ def test_plan_sums_to_n_with_defensive_floor():
         parse_types("single_hop,nope")
 
 
+def test_a_local_model_leaves_out_unanswerable_unless_asked_for_it():
+    """The 1.5B model's unanswerable swaps were wrong more often than right on the development
+    set: with a local model their places go to kinds code answers, unless the user names the
+    kind; an endpoint keeps the plan; temporal is never composed, whatever the model."""
+    from builder.generate.plan import for_generator
+    plan, _ = type_targets(20, None, None)
+    assert plan["unanswerable"] == 2
+    local, notes = for_generator(plan, local=True, mix=None, types=None)
+    assert "unanswerable" not in local and sum(local.values()) == 20
+    assert (local["comparative"], local["reasoning"]) == (plan["comparative"] + 1,
+                                                          plan["reasoning"] + 1)
+    assert any(n.startswith("unanswerable: left out with a local model") for n in notes)
+    assert for_generator(plan, local=False, mix=None, types=None) == (plan, [])
+    asked = type_targets(10, None, ["single_hop", "unanswerable"])[0]
+    assert for_generator(asked, local=True, mix=None, types=["single_hop", "unanswerable"])[0] \
+        == asked
+    mixed = {"single_hop": 0.5, "unanswerable": 0.25, "temporal": 0.25}
+    plan, notes = for_generator(type_targets(8, mixed, None)[0], local=True, mix=mixed, types=None)
+    assert plan == {"single_hop": 6, "unanswerable": 2} and notes[0].startswith("temporal")
+
+
 def test_difficulty_levels():
     assert [level(p) for p in (0, 1, 2, 3, 4, 7)] == ["easy", "easy", "medium", "medium", "hard", "hard"]
 

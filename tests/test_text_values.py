@@ -99,3 +99,26 @@ def test_a_value_takes_the_words_that_bound_it_and_gives_them_back(lang, text, s
     start, end = bounded(text, value.start, value.end, lang)
     assert text[start:end] == span
     assert split_bound(span, lang) == (bound, value.text)
+
+
+@pytest.mark.parametrize("lang,text,span,period", [
+    ("en", "The nursery fund pays at least £1,000 per month for each child.",
+     "at least £1,000 per month", "month"),
+    ("en", "Parents may take up to 4 weeks a year of unpaid leave.", "up to 4 weeks a year", "year"),
+    ("fr", "Chaque agent a droit à 25 jours par an de congés payés.", "25 jours par an", "year"),
+    ("de", "Mitarbeitende haben 30 Tage pro Jahr Urlaub.", "30 Tage pro Jahr", "year"),
+    ("es", "Se pagan 20 días al año de vacaciones.", "20 días al año", "year"),
+    # no period: a plural unit, two connecting words, a point in time, a capitalised word
+    ("en", "Parents may take up to 18 weeks in total.", "up to 18 weeks", ""),
+    ("en", "Reply within 14 days of the month it was sent.", "within 14 days", ""),
+    ("en", "You get a laptop within 2 weeks of day one.", "within 2 weeks", ""),
+    ("en", "The loan lasts 3 months A year later it ends.", "3 months", ""),
+])
+def test_a_value_takes_the_period_it_is_counted_over(lang, text, span, period):
+    """A monthly fee without its month reads as the fee, and a yearly allowance compared with a
+    total compares two different things: the period is part of the span, in any language."""
+    from builder.text.values import bounded, rate_of
+    value = next(v for v in find_values(text, lang) if v.kind != "number")
+    start, end = bounded(text, value.start, value.end, lang)
+    assert text[start:end] == span
+    assert rate_of(span, lang) == period
