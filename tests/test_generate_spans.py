@@ -226,3 +226,27 @@ def test_a_total_and_a_yearly_value_are_not_paired_nor_compared():
     assert value_pairs([yearly, carer]) == [(yearly, carer)]
     assert difference_answer(yearly, carer) == "2 weeks a year"
     assert difference_answer(total, yearly) is None
+
+
+def test_two_numbers_of_one_table_column_are_compared_as_planned():
+    """The bundles ask two cells of one column side by side (answers.Pair.comparable); composing
+    must then pair them, or those calls were spent for nothing. Two bare numbers of one column
+    and different rows compare; a bare number and a count of days do not."""
+    from builder.generate.answers import find_pairs
+    from builder.generate.compose import difference_answer, value_pairs
+    table = chunk("t", "tarifs.md", "| Profil | Junior | Senior |\n|---|---|---|\n"
+                  "| Designer | 370 | 550 |\n| Développeur | 450 | 650 |\n")
+    spans = spans_of(table)
+    planned = [p for p in find_pairs(spans) if p.comparable]
+    assert planned, "the column's cells are planned as a pair"
+    parts = [Part({"id": s.id, "answer": s.answer, "language": "en", "fact_ids": [s.fact["id"]],
+                   "question": f"What is the {s.mention[1]} rate for a {s.mention[0]}?"},
+                  s, s.value) for s in spans]
+    pairs = value_pairs(parts, spans)
+    assert {(a.answer, b.answer) for a, b in pairs} >= {(p.a.answer, p.b.answer) for p in planned}
+    a, b = pairs[0]
+    assert difference_answer(a, b) == str(int(abs(a.value.magnitude - b.value.magnitude)))
+    days = Part({"id": "d", "answer": "30 days", "language": "en", "fact_ids": ["f"],
+                 "question": "What is the Junior rate for a Designer in days?"},
+                None, find_values("30 days", "en")[0])
+    assert all(days not in pr for pr in value_pairs(parts + [days], spans))

@@ -187,10 +187,12 @@ def value_pairs(parts: list[Part], spans: list[Span] | None = None) -> list[tupl
     if spans:
         parallel = find_pairs(spans)
         taken = {s.id for pr in parallel for s in (pr.a, pr.b)}
+        # a planned pair is comparable as planned (answers.Pair.comparable): two values of one
+        # kind and unit, or two numbers of one table column ("370" and "450" of a rates column),
+        # which the bundles asked side by side for this
         for pr in [pr for pr in parallel if pr.comparable] + find_value_pairs(spans, taken):
             a, b = by_span.get(pr.a.id), by_span.get(pr.b.id)
-            if a and b and a.value and b.value and comparable(a.value, b.value) \
-                    and a.value.magnitude != b.value.magnitude \
+            if a and b and a.value and b.value and a.value.magnitude != b.value.magnitude \
                     and rate_of(a.answer, a.language) == rate_of(b.answer, b.language):
                 planned.append((a, b))
     out = []
