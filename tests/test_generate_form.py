@@ -42,3 +42,21 @@ def test_a_mention_may_be_inflected_but_not_replaced():
                            ["Chargé de déploiement"]) is None
     assert mention_problem("Quel est le salaire de l'observateur junior ?", ["Développeur"])
     assert mention_problem("How many days trigger a formal meeting?", ["informal"])
+
+
+@pytest.mark.parametrize("question,answer,refused", [
+    # the expansion gives one letter a word, short words passed over
+    ("What is the short name of the General Data Protection Regulation of the EU?", "GDPR", True),
+    # two or three letters a word for a longer acronym, in any language
+    ("Quelle est l'autorité de régulation de la communication audiovisuelle et numérique ?",
+     "ARCOM", True),
+    ("Which unit does the Central Processing Unit name?", "CPU", True),
+    # an acronym the question does not spell out
+    ("Which authority regulates broadcasting in France?", "ARCOM", False),
+    ("Which format stores the exported dataset?", "JSONL", False),
+    ("Who approves a request for parental leave?", "HR", False),
+])
+def test_a_question_that_spells_out_the_acronym_it_asks_for_is_refused(question, answer, refused):
+    from builder.generate.form import leak_problem
+    got = leak_problem(question, answer, "fr" if "Quelle" in question else "en")
+    assert (got == "the question spells out the abbreviation it asks for") is refused

@@ -85,16 +85,26 @@ def leak_problem(question: str, answer: str, language: str) -> str | None:
 
 
 def _initials_spell(letters: str, question: str) -> bool:
-    """Whether consecutive words of the question (function words skipped or not) start with the
-    letters of an acronym, in order."""
-    words = re.findall(r"[^\W\d_]+", question)
-    firsts = [w[0].upper() for w in words]
-    long_firsts = [w[0].upper() for w in words if len(w) > 3]
-    for seq in (firsts, long_firsts):
-        s = "".join(seq)
-        if letters in s:
+    """Whether consecutive words of the question spell the acronym out: each gives the next
+    letter of it from its own start -- or, for an acronym of four letters or more, the next two
+    or three ("l'autorité de régulation de la COMmunication" is ARCOM) -- and words of three
+    letters or fewer may be passed over ("de", "la", "of"). At least two words must give
+    letters. Structural, so it reads any language's expansions."""
+    words = [w.upper() for w in re.findall(r"[^\W\d_]+", question)]
+    longest = 3 if len(letters) >= 4 else 1
+
+    def spell(i: int, k: int, used: int) -> bool:
+        if k == len(letters):
+            return used >= 2
+        if i == len(words):
+            return False
+        w = words[i]
+        if any(letters[k:k + n] == w[:n] and spell(i + 1, k + n, used + 1)
+               for n in range(1, min(longest, len(w), len(letters) - k) + 1)):
             return True
-    return False
+        return used > 0 and len(w) <= 3 and spell(i + 1, k, used)
+
+    return any(spell(i, 0, 0) for i in range(len(words)))
 
 
 def copy_problem(question: str, statement: str) -> str | None:
