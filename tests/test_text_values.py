@@ -91,6 +91,8 @@ def test_stated_dates_read_every_language_and_a_year_before_a_full_stop():
     ("en", "Please understand 5 days is the usual wait.", "5 days", ""),
     ("de", "Die Straße ist bis zu 3 Tage gesperrt.", "bis zu 3 Tage", "bis zu"),  # ß casefolds longer
     ("fr", "Vous avez droit à 25 jours maximum par an.", "25 jours maximum", "maximum"),
+    ("fr", "Les factures sont envoyées dans les 15 jours après la fin des travaux.",
+     "dans les 15 jours", "dans les"),
     ("ja", "申請は5日以内に提出してください。", "5日以内", "以内"),
 ])
 def test_a_value_takes_the_words_that_bound_it_and_gives_them_back(lang, text, span, bound):
