@@ -66,6 +66,9 @@ def test_a_local_model_leaves_out_unanswerable_unless_asked_for_it():
                                                           plan["reasoning"] + 1)
     assert any(n.startswith("unanswerable: left out with a local model") for n in notes)
     assert for_generator(plan, local=False, mix=None, types=None) == (plan, [])
+    one = {"single_hop": 9, "unanswerable": 1}
+    assert for_generator(one, local=True, mix=None, types=None)[1][0].endswith(
+        "its 1 place(s) go to comparative")
     asked = type_targets(10, None, ["single_hop", "unanswerable"])[0]
     assert for_generator(asked, local=True, mix=None, types=["single_hop", "unanswerable"])[0] \
         == asked

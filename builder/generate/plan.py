@@ -120,6 +120,7 @@ def for_generator(plan: dict[str, int], *, local: bool, mix: dict[str, float] | 
         for i in range(count):
             heir = heirs[i % len(heirs)]
             plan[heir] = plan.get(heir, 0) + 1
+        heirs = heirs[:count]  # the kinds that did get a place
         why = ("not composed by this version" if kind in NOT_COMPOSED else
                "left out with a local model (wrong more often than right on our development "
                "set; --types or --mix naming it asks for it anyway)")
