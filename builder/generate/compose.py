@@ -28,6 +28,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
+from functools import cached_property
 
 from pydantic import BaseModel, Field, model_validator
 
@@ -95,6 +96,12 @@ class Part:
     @property
     def language(self) -> str:
         return self.cand.get("language") or "en"
+
+    @cached_property
+    def period(self) -> str:
+        """The period its answer's value is counted over ("month"), or "" (values.rate_of):
+        a monthly amount and a total are no two sizes of one thing."""
+        return rate_of(self.answer, self.language)
 
 
 def parts_of(ctx: RunContext, spans: list[Span]) -> list[Part]:
@@ -193,7 +200,7 @@ def value_pairs(parts: list[Part], spans: list[Span] | None = None) -> list[tupl
         for pr in [pr for pr in parallel if pr.comparable] + find_value_pairs(spans, taken):
             a, b = by_span.get(pr.a.id), by_span.get(pr.b.id)
             if a and b and a.value and b.value and a.value.magnitude != b.value.magnitude \
-                    and rate_of(a.answer, a.language) == rate_of(b.answer, b.language):
+                    and a.period == b.period:
                 planned.append((a, b))
     out = []
     for i, a in enumerate(parts):
@@ -201,8 +208,7 @@ def value_pairs(parts: list[Part], spans: list[Span] | None = None) -> list[tupl
             if a.value is None or b.value is None or a.cand["fact_ids"] == b.cand["fact_ids"]:
                 continue
             if a.language != b.language or not comparable(a.value, b.value) \
-                    or a.value.magnitude == b.value.magnitude \
-                    or rate_of(a.answer, a.language) != rate_of(b.answer, b.language):
+                    or a.value.magnitude == b.value.magnitude or a.period != b.period:
                 continue  # "18 weeks" in all and "4 weeks a year" are no two sizes of one thing
             if _similarity(a, b) < MIN_RELATED:  # a leave and a shipping time: no question
                 continue

@@ -392,14 +392,14 @@ def rate_after(text: str, end: int, lang: str = "en") -> tuple[str, int] | None:
     m = _RATE.match(text, end)
     if not m or (m.group(1) and not m.group(1).islower()):
         return None
-    units = lexicon(lang).units
+    lex = lexicon(lang)
     word = m.group(2).casefold()
-    if word not in units or word[:-1] in units:
+    if word not in lex.units or word[:-1] in lex.units:
         return None
     after = text[m.end():].lstrip(_SPACES)
-    if after[:1].isdigit() or re.split(r"\W", after.casefold(), maxsplit=1)[0] in lexicon(lang).numbers:
+    if after[:1].isdigit() or re.split(r"\W", after.casefold(), maxsplit=1)[0] in lex.numbers:
         return None
-    return units[word], m.end()
+    return lex.units[word], m.end()
 
 
 def rate_of(answer: str, lang: str = "en") -> str:
