@@ -195,9 +195,9 @@ def test_beyond_n_only_the_halves_of_harder_items_are_asked(kb_store, monkeypatc
     asked = []
     real = pipeline.write_questions
 
-    async def spy(ctx, kb, spans, precheck=None):
+    async def spy(ctx, kb, spans, precheck=None, partners=None):
         asked.append((len(pipeline.verified(ctx)), [s.bundled for s in spans]))
-        await real(ctx, kb, spans, precheck)
+        await real(ctx, kb, spans, precheck, partners)
 
     monkeypatch.setattr(pipeline, "write_questions", spy)
     # harder items can never be composed here (every composing call fails), so a run that
@@ -224,3 +224,62 @@ def test_a_duplicate_does_not_count_towards_n_before_the_dedup_pass(monkeypatch)
                         lambda store, verdict=None: [{"verdict": "passed", "verification": [],
                                                       "duplicate_of": None, **c} for c in pool])
     assert [c["id"] for c in pipeline.verified(SimpleNamespace(store=None))] == ["a", "c"]
+
+
+def _fails_first_unless_shown_a_partner(answer: str, asked: list):
+    """The ideal writer, except that the span answering `answer` gets a leaky question unless
+    the prompt shows a partner's question."""
+    def question(v):
+        if v["answer"] != answer:
+            return ideal("question", v, "generator")
+        asked.append(v["partner"])
+        if not v["partner"]:
+            return {"question": f"Is the price {answer}?"}
+        return ideal("question", v, "generator")
+    return question
+
+
+def test_the_failed_half_of_a_pair_is_asked_again_in_its_partners_words(kb_store):
+    asked: list[str] = []
+    llm = ScriptedLLM(with_overrides(question=_fails_first_unless_shown_a_partner("$19 per year", asked)))
+    run(kb_store, llm)
+    pool = load_candidates(kb_store)
+    gold = next(c for c in pool if c["type"] == "single_hop" and c["answer"] == "$49 per year"
+                and c["verdict"] == "passed")
+    # asked once without a partner (failed by the form), once shown the Gold question
+    assert asked[0] == "" and len(asked) == 2 and gold["question"] in asked[1]
+    basic = [c for c in pool if c["type"] == "single_hop" and c["answer"] == "$19 per year"]
+    assert sorted(c["verdict"] for c in basic) == ["failed", "passed"]
+    composed = [c for c in pool if c["type"] in ("comparative", "reasoning")
+                and c["verdict"] == "passed"]
+    assert any({gold["id"], next(b["id"] for b in basic if b["verdict"] == "passed")}
+               <= {c["parent_id"], *[p["id"] for p in pool if p["fact_ids"] == c["fact_ids"][1:]]}
+               for c in composed)
+    # a second run asks nothing again: the retry is a unit of its own in the ledger
+    again = ScriptedLLM(with_overrides(question=_fails_first_unless_shown_a_partner("$19 per year", asked)))
+    run(kb_store, again)
+    assert len(asked) == 2
+
+
+def test_no_half_is_asked_again_when_the_plan_wants_no_item_built_from_pairs(kb_store):
+    asked: list[str] = []
+    llm = ScriptedLLM(with_overrides(question=_fails_first_unless_shown_a_partner("$19 per year", asked)))
+    run(kb_store, llm, types=["single_hop", "multi_hop"])
+    assert asked == [""]
+
+
+def test_a_retry_that_offers_the_failed_wording_again_stores_nothing_new(kb_store):
+    calls: list[str] = []
+
+    def same_again(v):
+        if v["answer"] != "$19 per year":
+            return ideal("question", v, "generator")
+        calls.append(v["partner"])
+        return {"question": "Is the price $19 per year?"}
+
+    run(kb_store, ScriptedLLM(with_overrides(question=same_again)))
+    assert len(calls) == 2 and calls[1]  # asked again, shown a partner
+    basic = [c for c in load_candidates(kb_store) if c["answer"] == "$19 per year"]
+    assert len(basic) == 1 and basic[0]["verdict"] == "failed"
+    run(kb_store, ScriptedLLM(with_overrides(question=same_again)))
+    assert len(calls) == 2  # the retry is done, in the ledger

@@ -273,3 +273,26 @@ def test_a_swapped_name_takes_its_abbreviation_with_it(tmp_path):
                if n == "compose_unanswerable" else {"sentence": 0, "answer": ""})
     row = asyncio.run(compose.unanswerable(ctx, p, "holiday", _kb(store)))
     assert row["question"] == "How many days of sick leave does the company offer each calendar year?"
+
+
+@pytest.mark.parametrize("kind", ["comparative", "reasoning"])
+def test_the_composer_is_told_the_language_of_its_parts(parts, kind):
+    """A composer shown two French questions and an English example wrote English; it is told
+    the parts' language by name, as the question writer is, and an English reply is refused."""
+    store, holiday, carry = parts
+    for p in (holiday, carry):
+        p.cand["language"] = "fr"
+    english = {"question": "What is the difference between the holiday each calendar year and "
+                           "the unused holiday staff carry over?",
+               "first": "the holiday each calendar year",
+               "second": "the unused holiday staff carry over"}
+    seen = []
+
+    def respond(name, v, role):
+        seen.append(v.get("language"))
+        return honest_reader(name, v, role) if name == "reader" else english
+    ctx = _ctx(store, respond)
+    fn = {"comparative": compose.comparative, "reasoning": compose.difference}[kind]
+    row = asyncio.run(fn(ctx, holiday, carry))
+    assert seen[0].startswith("French")
+    assert row["verdict"] == "failed" and any("written in en" in r for r in row["rejection_reasons"])

@@ -112,7 +112,7 @@ def test_pairs_for_harder_items_are_spread_over_documents():
     spans = spans_of(table, LEAVE)
     from builder.generate.answers import find_pairs
     bundles = _bundles(spans, find_pairs(spans), {"single_hop": 4, "comparative": 1})
-    docs = [a.document_id for a, _ in bundles]
+    docs = [a.document_id for (a, _), _kind in bundles]
     assert "leave.md" in docs[:2], docs   # the leave pair is not queued behind every table pair
 
 

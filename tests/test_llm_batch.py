@@ -430,7 +430,7 @@ def test_identical_requests_are_staged_once_concurrent_or_not(tmp_path):
                          job="generate")
     prompt = load_prompt("question")
     same = {"passage": "Gold costs $60.", "answer": "$60", "kind": "a price", "title": "Plans",
-            "language": "English", "mention": []}
+            "language": "English", "mention": [], "partner": []}
 
     async def ask():
         first = await asyncio.gather(*(client.structured(prompt, same, WrittenQuestions)

@@ -22,6 +22,7 @@ from builder.generate.candidate import stable_id
 from builder.generate.terms import key_terms, names_something, tokens
 
 VALUE_KINDS = ("amount", "percent", "duration", "date", "quantity", "year", "count")
+PAIR_KINDS = ("comparative", "reasoning", "ambiguous")  # harder kinds built from a Pair
 
 
 @dataclass
@@ -41,6 +42,7 @@ class Span:
     mention: list[str] = field(default_factory=list)  # words the question must contain
     priority: int = 3
     bundled: bool = False           # half of a pair or bridge a harder item is built from
+    partners: list[str] = field(default_factory=list)  # ids of the spans it is paired with
 
     @property
     def statement(self) -> str:

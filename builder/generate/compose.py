@@ -34,6 +34,7 @@ from pydantic import BaseModel, Field, model_validator
 
 from builder.llm.prompts import load_sentences
 from builder.store import candidates as cstore
+from builder.text.language import language_name
 from builder.text.lexicon import lexicon
 from builder.text.values import Value, comparable, find_values, magnitudes, rate_of, split_bound
 
@@ -375,7 +376,7 @@ def _form(question: str, language: str) -> list[tuple[str, str | None]]:
 
 async def comparative(ctx: RunContext, a: Part, b: Part) -> dict | None:
     res = await ctx.call("compose_comparative", {
-        "question1": a.question, "answer1": a.answer, "question2": b.question,
+        "language": language_name(a.language), "question1": a.question, "answer1": a.answer, "question2": b.question,
         "answer2": b.answer}, Comparison)
     if not res.ok:
         return None
@@ -418,7 +419,7 @@ async def difference(ctx: RunContext, a: Part, b: Part) -> dict | None:
     if answer is None:
         return None
     res = await ctx.call("compose_difference", {
-        "question1": a.question, "answer1": a.answer, "question2": b.question,
+        "language": language_name(a.language), "question1": a.question, "answer1": a.answer, "question2": b.question,
         "answer2": b.answer}, Rewritten)
     if not res.ok:
         return None
@@ -437,7 +438,8 @@ async def difference(ctx: RunContext, a: Part, b: Part) -> dict | None:
 
 async def ambiguous(ctx: RunContext, a: Part, b: Part) -> dict | None:
     la, lb = a.span.label, b.span.label
-    res = await ctx.call("compose_ambiguous", {"question": a.question, "first": la, "second": lb},
+    res = await ctx.call("compose_ambiguous", {"language": language_name(a.language),
+                                               "question": a.question, "first": la, "second": lb},
                          Rewritten)
     if not res.ok:
         return None
@@ -456,7 +458,7 @@ async def ambiguous(ctx: RunContext, a: Part, b: Part) -> dict | None:
 
 async def multi_hop(ctx: RunContext, a: Part, b: Part, kb: KnowledgeIndex) -> dict | None:
     res = await ctx.call("compose_multi_hop", {
-        "question1": a.question, "name": a.answer, "question2": b.question,
+        "language": language_name(b.language), "question1": a.question, "name": a.answer, "question2": b.question,
         "answer2": b.answer}, Rewritten)
     if not res.ok:
         return None

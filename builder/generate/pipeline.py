@@ -2,7 +2,9 @@
 checked by code, harder items composed from verified parts.
 
     spans (code, once) -> waves of: questions for the next spans -> code checks
-                                    -> retrieval round trips -> compositions from what passed
+                                    -> retrieval round trips -> the failed halves of pairs
+                                       whose other half passed, asked again in its words
+                                    -> compositions from what passed
 
 This module orders the stages (spans.py, questions.py, roundtrip.py, compose.py); it holds no
 stage's own logic, and it is, with runner.py, the only place that imports them.
@@ -28,7 +30,7 @@ from builder.store import candidates as cstore
 from builder.text.language import language_name
 
 from builder.generate import compose, dedup
-from builder.generate.answers import Span
+from builder.generate.answers import PAIR_KINDS, Span
 from builder.generate.candidate import kept_passed, stable_id
 from builder.generate.context import RunContext
 from builder.generate.form import question_problems
@@ -87,6 +89,50 @@ def verified(ctx: RunContext) -> list[dict]:
     return [c for c in done if c["id"] not in repeated]
 
 
+def stranded(ctx: RunContext, spans: list[Span], plan: dict[str, int],
+             done: list[dict] | None = None) -> dict[str, dict]:
+    """Halves of pairs to ask again, each with its partner as a worked example (span id -> the
+    partner's passage, answer and verified question), while the plan still wants items built
+    from pairs. A pair gives a harder item only when both halves pass, and each passes about one
+    time in three: the half that failed is asked once more, shown how its partner was asked
+    ("What is the daily rate of a Junior developer?" before the Senior designer's rate), which
+    also words the two alike."""
+    done = verified(ctx) if done is None else done
+    if not any(sum(c["type"] == k for c in done) < plan.get(k, 0) for k in PAIR_KINDS):
+        return {}
+    by_cand = {c["id"]: c for c in cstore.load_candidates(ctx.store)}
+    kept = {c["id"] for c in done}
+    asked: dict[str, list[dict]] = {}
+    for info in cstore.done_infos(ctx.store, STAGE_QUESTION):
+        asked.setdefault(info.get("span"), []).append(info)
+    by_id = {s.id: s for s in spans}
+    passed = {sid: {"passage": by_id[sid].statement, "answer": by_cand[i["candidate_id"]]["answer"],
+                    "question": by_cand[i["candidate_id"]]["question"]}
+              for sid, infos in sorted(asked.items()) if sid in by_id
+              for i in infos if i.get("candidate_id") in kept}
+    out = {}
+    for s in spans:
+        infos = asked.get(s.id)
+        if not s.partners or not infos or s.id in passed or any(i.get("partner") for i in infos):
+            continue
+        if any(by_cand.get(i.get("candidate_id"), {}).get("verdict") != "failed" for i in infos):
+            continue  # not read yet
+        partner = next((passed[p] for p in s.partners if p in passed), None)
+        if partner:
+            out[s.id] = partner
+    return out
+
+
+async def _retry_stranded(ctx: RunContext, kb: KnowledgeIndex, spans: list[Span],
+                          plan: dict[str, int], on_verified=None) -> None:
+    again = stranded(ctx, spans, plan)
+    if again:
+        by_id = {s.id: s for s in spans}
+        await write_questions(ctx, kb, [by_id[sid] for sid in again], precheck=_precheck(kb),
+                              partners=again)
+        await read_pending(ctx, kb, on_verified)
+
+
 async def run_waves(ctx: RunContext, chunks: list[dict], titles: dict[str, str],
                     plan: dict[str, int], on_verified=None) -> None:
     """Waves until the plan's total is verified, the spans run out, or the call ceiling."""
@@ -107,6 +153,7 @@ async def run_waves(ctx: RunContext, chunks: list[dict], titles: dict[str, str],
     if unfinished:
         await write_questions(ctx, kb, unfinished, precheck=_precheck(kb))
     await read_pending(ctx, kb, on_verified)
+    await _retry_stranded(ctx, kb, spans, plan, on_verified)
     await compose.compose_from_verified(ctx, kb, spans, plan, on_verified)
     # Small waves are for the embedded model (one request at a time, so small waves show a
     # verified item early). An endpoint (live or a batch engine, which answers a whole pass at
@@ -144,6 +191,7 @@ async def run_waves(ctx: RunContext, chunks: list[dict], titles: dict[str, str],
         index += 1
         await write_questions(ctx, kb, batch, precheck=_precheck(kb))
         await read_pending(ctx, kb, on_verified)
+        await _retry_stranded(ctx, kb, spans, plan, on_verified)
         await compose.compose_from_verified(ctx, kb, spans, plan, on_verified)
         wave = WAVE if not batched else len(todo)
     if not todo and _wants_more(ctx, plan):
@@ -176,7 +224,7 @@ async def estimate(ctx: RunContext, chunks: list[dict], titles: dict[str, str],
         await ctx.llm.structured(ctx.prompts["question"], {
             "language": language_name(span.language), "title": span.title or "-",
             "passage": span.statement, "answer": span.answer, "kind": KIND_NAMES[span.kind],
-            "mention": []},
+            "mention": [], "partner": []},
             WrittenQuestions, stage="question")
         await ctx.llm.structured(ctx.prompts["reader"], {
             "sentences": [{"text": span.statement}] * MAX_SENTENCES,

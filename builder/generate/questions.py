@@ -40,7 +40,8 @@ Precheck = Callable[[str, str, str, str], "tuple[str | None, int | None]"]
 
 
 async def write_questions(ctx: RunContext, kb: KnowledgeIndex, spans: list[Span],
-                          precheck: Precheck | None = None) -> None:
+                          precheck: Precheck | None = None,
+                          partners: dict[str, dict] | None = None) -> None:
     """One question call per span; the candidate is stored pending, or failed by the code checks
     (with the ledger row, in one transaction). A failed call stores nothing: asked again next run.
 
@@ -49,28 +50,48 @@ async def write_questions(ctx: RunContext, kb: KnowledgeIndex, spans: list[Span]
     ranked highest. Most refusals are decided by code (a question holding its answer, one that
     fits a rival sentence as well), so a second wording often saves a span for no extra call.
     A span whose statement has close rivals (rivals.telling_words) must have its question name
-    what tells it from them: the round trip rejects a question that fits a rival as well."""
+    what tells it from them: the round trip rejects a question that fits a rival as well.
+
+    `partners` (span id -> its partner's passage, answer and verified question) asks a span
+    again, shown as a worked example how its partner was asked: the half of a pair that failed
+    while the other passed (pipeline.stranded). One retry per span and partner question: its
+    own unit and candidate."""
     done = cstore.done_keys(ctx.store, STAGE_QUESTION)
+    partners = partners or {}
+    # a retry's wordings that were tried already for the same statement failed once: not again
+    tried = {(c["seed_fact_id"], c["question"]) for c in cstore.load_candidates(ctx.store)
+             if c["type"] == "single_hop"} if partners else set()
 
     async def one(span: Span) -> None:
-        key = stable_id(STAGE_QUESTION, span.id, ctx.prompts["question"].version)
+        partner = partners.get(span.id)
+        key = stable_id(STAGE_QUESTION, span.id, ctx.prompts["question"].version,
+                        *([partner["question"]] if partner else []))
         if key in done:
             return
         mention = span.mention or telling_words(span.statement, span.answer, span.language, kb)
         res = await ctx.call("question", {
             "language": language_name(span.language), "title": span.title or "-",
             "passage": _passage(span), "answer": span.answer, "kind": KIND_NAMES[span.kind],
-            "mention": [{"text": ", ".join(mention)}] if mention else []},
+            "mention": [{"text": ", ".join(mention)}] if mention else [],
+            "partner": [partner] if partner else []},
             WrittenQuestions)
         if not res.ok:
             return
-        question, answer, problems, offered = _choose(span, res.value.questions, mention,
-                                                      precheck)
+        wordings = [q for q in res.value.questions
+                    if not partner or (span.fact["id"], clean_question(q)) not in tried]
+        if not wordings:  # the same wordings again: nothing new to read
+            cstore.record_candidates(ctx.store, [], stage=STAGE_QUESTION, key=key,
+                                     info={"span": span.id, "candidate_id": None,
+                                           "offered": res.value.questions,
+                                           "partner": partner["question"]})
+            return
+        question, answer, problems, offered = _choose(span, wordings, mention, precheck)
         cand = make_candidate(
             ctype="single_hop", question=question, answer=answer,
             facts=[{**span.fact, "document_id": span.document_id}], language=span.language,
             prompts=_prompts(ctx, "question", "reader"), model=res.model or ctx.model(),
-            seed_fact_id=span.fact["id"], document_id=span.document_id, key=span.id)
+            seed_fact_id=span.fact["id"], document_id=span.document_id,
+            key=(span.id, partner["question"]) if partner else span.id)
         if problems:
             cand["verdict"] = "failed"
             cand["rejection_reasons"] = [f"form: {p}" for p in problems]
@@ -78,7 +99,8 @@ async def write_questions(ctx: RunContext, kb: KnowledgeIndex, spans: list[Span]
                                      "source": "code"} for p in problems]
         cstore.record_candidates(ctx.store, [cand], stage=STAGE_QUESTION, key=key,
                                  info={"span": span.id, "candidate_id": cand["id"],
-                                       "offered": offered})
+                                       "offered": offered,
+                                       **({"partner": partner["question"]} if partner else {})})
 
     await run_units(ctx, "questions", spans, one)
 

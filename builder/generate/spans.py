@@ -37,7 +37,8 @@ from builder.text.lexicon import lexicon
 from builder.text.markdown import plain, step_at
 from builder.text.values import Value, bounded, find_values
 
-from builder.generate.answers import VALUE_KINDS, Span, find_bridges, find_pairs, find_value_pairs
+from builder.generate.answers import (PAIR_KINDS, VALUE_KINDS, Span, find_bridges, find_pairs,
+                                      find_value_pairs)
 from builder.generate.candidate import stable_id
 from builder.generate.statements import extract_statements
 from builder.generate.terms import key_terms, names_something
@@ -277,9 +278,12 @@ def plan_spans(chunks: list[dict], titles: dict[str, str], seed: int,
     ordered: list[Span] = []
     placed: set[str] = set()
     rest = iter(singles)
-    for bundle in bundles:
-        for s in bundle:
+    for bundle, kind in bundles:
+        for s, other in (bundle, bundle[::-1]):
             s.bundled = True
+            if kind == "pair" and other.id not in s.partners:
+                s.partners.append(other.id)  # a stranded half is asked again in its partner's words
+        for s in bundle:
             if s.id not in placed:
                 ordered.append(s)
                 placed.add(s.id)
@@ -292,21 +296,24 @@ def plan_spans(chunks: list[dict], titles: dict[str, str], seed: int,
     return ordered
 
 
-def _bundles(spans: list[Span], parallel: list, plan: dict[str, int]) -> list[tuple[Span, Span]]:
+def _bundles(spans: list[Span], parallel: list,
+             plan: dict[str, int]) -> list[tuple[tuple[Span, Span], str]]:
     """The span pairs harder items of the plan are built from, a few per wanted item (both
-    halves must pass their own round trips), kinds taken in turn."""
-    from_pairs = sum(plan.get(k, 0) for k in ("comparative", "reasoning", "ambiguous"))
-    lists: list[list[tuple[Span, Span]]] = []
+    halves must pass their own round trips), kinds taken in turn; each with its kind, "pair"
+    (two values or parallel spans: their questions can be worded alike) or "bridge"."""
+    from_pairs = sum(plan.get(k, 0) for k in PAIR_KINDS)
+    lists: list[list[tuple[tuple[Span, Span], str]]] = []
     if from_pairs:
         taken = {s.id for p in parallel for s in (p.a, p.b)}
         # parallel spans that are comparable values first (they serve every pair kind)
         pairs = [(p.a, p.b) for p in parallel if p.comparable] + [
             (p.a, p.b) for p in find_value_pairs(spans, taken)]
-        lists.append(_spread(pairs)[: BUNDLES_PER_ITEM * from_pairs])
+        lists.append([(pr, "pair") for pr in _spread(pairs)[: BUNDLES_PER_ITEM * from_pairs]])
     if plan.get("multi_hop", 0):
-        lists.append(_spread([(b.first, b.second) for b in find_bridges(spans)])
-                     [: BUNDLES_PER_ITEM * plan["multi_hop"]])
-    out: list[tuple[Span, Span]] = []
+        lists.append([(pr, "bridge") for pr in _spread([(b.first, b.second)
+                                                        for b in find_bridges(spans)])
+                      [: BUNDLES_PER_ITEM * plan["multi_hop"]]])
+    out: list[tuple[tuple[Span, Span], str]] = []
     for i in range(max((len(x) for x in lists), default=0)):
         out.extend(x[i] for x in lists if i < len(x))
     return out
