@@ -376,8 +376,8 @@ def _form(question: str, language: str) -> list[tuple[str, str | None]]:
 
 async def comparative(ctx: RunContext, a: Part, b: Part) -> dict | None:
     res = await ctx.call("compose_comparative", {
-        "language": language_name(a.language), "question1": a.question, "answer1": a.answer, "question2": b.question,
-        "answer2": b.answer}, Comparison)
+        "language": language_name(a.language), "question1": a.question, "answer1": a.answer,
+        "question2": b.question, "answer2": b.answer}, Comparison)
     if not res.ok:
         return None
     q = clean_question(res.value.question)
@@ -419,8 +419,8 @@ async def difference(ctx: RunContext, a: Part, b: Part) -> dict | None:
     if answer is None:
         return None
     res = await ctx.call("compose_difference", {
-        "language": language_name(a.language), "question1": a.question, "answer1": a.answer, "question2": b.question,
-        "answer2": b.answer}, Rewritten)
+        "language": language_name(a.language), "question1": a.question, "answer1": a.answer,
+        "question2": b.question, "answer2": b.answer}, Rewritten)
     if not res.ok:
         return None
     q = clean_question(res.value.question)
@@ -458,8 +458,8 @@ async def ambiguous(ctx: RunContext, a: Part, b: Part) -> dict | None:
 
 async def multi_hop(ctx: RunContext, a: Part, b: Part, kb: KnowledgeIndex) -> dict | None:
     res = await ctx.call("compose_multi_hop", {
-        "language": language_name(b.language), "question1": a.question, "name": a.answer, "question2": b.question,
-        "answer2": b.answer}, Rewritten)
+        "language": language_name(b.language), "question1": a.question, "name": a.answer,
+        "question2": b.question, "answer2": b.answer}, Rewritten)
     if not res.ok:
         return None
     q = clean_question(res.value.question)

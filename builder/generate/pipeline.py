@@ -89,15 +89,14 @@ def verified(ctx: RunContext) -> list[dict]:
     return [c for c in done if c["id"] not in repeated]
 
 
-def stranded(ctx: RunContext, spans: list[Span], plan: dict[str, int],
-             done: list[dict] | None = None) -> dict[str, dict]:
+def stranded(ctx: RunContext, spans: list[Span], plan: dict[str, int]) -> dict[str, dict]:
     """Halves of pairs to ask again, each with its partner as a worked example (span id -> the
     partner's passage, answer and verified question), while the plan still wants items built
     from pairs. A pair gives a harder item only when both halves pass, and each passes about one
     time in three: the half that failed is asked once more, shown how its partner was asked
     ("What is the daily rate of a Junior developer?" before the Senior designer's rate), which
     also words the two alike."""
-    done = verified(ctx) if done is None else done
+    done = verified(ctx)
     if not any(sum(c["type"] == k for c in done) < plan.get(k, 0) for k in PAIR_KINDS):
         return {}
     by_cand = {c["id"]: c for c in cstore.load_candidates(ctx.store)}
