@@ -81,10 +81,11 @@ def _wants_more(ctx: RunContext, plan: dict[str, int], done: list[dict] | None =
     return short and len(done) < n + math.ceil(EXTRA_PARTS * n)
 
 
-def verified(ctx: RunContext) -> list[dict]:
-    """The verified items that count towards n: duplicates left out now, not only after the
-    run's dedup pass -- a run that counted them would stop short of n once they are marked."""
-    done = kept_passed(cstore.load_candidates(ctx.store))
+def verified(ctx: RunContext, pool: list[dict] | None = None) -> list[dict]:
+    """The verified items that count towards n (of `pool`, else of the store): duplicates left
+    out now, not only after the run's dedup pass -- a run that counted them would stop short of
+    n once they are marked."""
+    done = kept_passed(cstore.load_candidates(ctx.store) if pool is None else pool)
     repeated = {dup for dup, _ in dedup.find_duplicates(done)}
     return [c for c in done if c["id"] not in repeated]
 
@@ -96,10 +97,11 @@ def stranded(ctx: RunContext, spans: list[Span], plan: dict[str, int]) -> dict[s
     time in three: the half that failed is asked once more, shown how its partner was asked
     ("What is the daily rate of a Junior developer?" before the Senior designer's rate), which
     also words the two alike."""
-    done = verified(ctx)
+    pool = cstore.load_candidates(ctx.store)
+    done = verified(ctx, pool)
     if not any(sum(c["type"] == k for c in done) < plan.get(k, 0) for k in PAIR_KINDS):
         return {}
-    by_cand = {c["id"]: c for c in cstore.load_candidates(ctx.store)}
+    by_cand = {c["id"]: c for c in pool}
     kept = {c["id"] for c in done}
     asked: dict[str, list[dict]] = {}
     for info in cstore.done_infos(ctx.store, STAGE_QUESTION):
@@ -126,9 +128,8 @@ async def _retry_stranded(ctx: RunContext, kb: KnowledgeIndex, spans: list[Span]
                           plan: dict[str, int], on_verified=None) -> None:
     again = stranded(ctx, spans, plan)
     if again:
-        by_id = {s.id: s for s in spans}
-        await write_questions(ctx, kb, [by_id[sid] for sid in again], precheck=_precheck(kb),
-                              partners=again)
+        await write_questions(ctx, kb, [s for s in spans if s.id in again],
+                              precheck=_precheck(kb), partners=again)
         await read_pending(ctx, kb, on_verified)
 
 

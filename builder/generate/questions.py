@@ -77,13 +77,13 @@ async def write_questions(ctx: RunContext, kb: KnowledgeIndex, spans: list[Span]
             WrittenQuestions)
         if not res.ok:
             return
+        info = {"span": span.id, **({"partner": partner["question"]} if partner else {})}
         wordings = [q for q in res.value.questions
                     if not partner or (span.fact["id"], clean_question(q)) not in tried]
         if not wordings:  # the same wordings again: nothing new to read
             cstore.record_candidates(ctx.store, [], stage=STAGE_QUESTION, key=key,
-                                     info={"span": span.id, "candidate_id": None,
-                                           "offered": res.value.questions,
-                                           "partner": partner["question"]})
+                                     info={**info, "candidate_id": None,
+                                           "offered": res.value.questions})
             return
         question, answer, problems, offered = _choose(span, wordings, mention, precheck)
         cand = make_candidate(
@@ -98,9 +98,7 @@ async def write_questions(ctx: RunContext, kb: KnowledgeIndex, spans: list[Span]
             cand["verification"] = [{"check": "form", "passed": False, "reason": p,
                                      "source": "code"} for p in problems]
         cstore.record_candidates(ctx.store, [cand], stage=STAGE_QUESTION, key=key,
-                                 info={"span": span.id, "candidate_id": cand["id"],
-                                       "offered": offered,
-                                       **({"partner": partner["question"]} if partner else {})})
+                                 info={**info, "candidate_id": cand["id"], "offered": offered})
 
     await run_units(ctx, "questions", spans, one)
 
