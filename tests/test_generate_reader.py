@@ -4,7 +4,7 @@ stating another answer of the same kind, as well as its own does not tell them a
 from __future__ import annotations
 
 from builder.generate.knowledge import KnowledgeIndex, score_sentences
-from builder.generate.rivals import rival, telling_words
+from builder.generate.rivals import rival, statement_rival, telling_words
 
 PLANS = {"id": "p", "document_id": "plans.md", "language": "en", "seq": 0,
          "text": "# Sync plans\n\n## Standard\n\nFiles of up to 5 MB each are synced to every device.\n\n"
@@ -31,6 +31,23 @@ def test_naming_the_subject_its_section_states_removes_the_rival():
 
 def test_a_sentence_with_no_value_of_the_answers_kind_is_no_rival():
     assert check("Within how long does support answer questions by email?", "two working days") is None
+
+
+def test_a_statement_whose_title_does_not_tell_it_from_another_has_a_rival_before_any_question():
+    fee = "A restocking fee of 5% applies to opened items."
+    pages = [{"id": "a", "document_id": "returns-old.md", "language": "en", "seq": 0,
+              "text": "A restocking fee of 10% applies to opened items."},
+             {"id": "b", "document_id": "returns.md", "language": "en", "seq": 0, "text": fee},
+             OTHER]
+    same = KnowledgeIndex(pages, {"a": "Returns", "b": "Returns", "o": "Support"})
+    found = statement_rival(fee, "Returns", "5%", "en", same)
+    assert found is not None and "10%" in found["sentence"]
+    # a title that tells the pages apart gives the question writer a word to name
+    told = KnowledgeIndex(pages, {"a": "Returns", "b": "Returns for members", "o": "Support"})
+    assert statement_rival(fee, "Returns for members", "5%", "en", told) is None
+    # nothing else states a value of its kind
+    alone = "Support answers questions by email within two working days of receiving them."
+    assert statement_rival(alone, "Support", "two working days", "en", same) is None
 
 
 def test_a_statement_with_a_close_rival_must_be_asked_with_the_word_that_tells_them_apart():

@@ -53,6 +53,15 @@ def test_a_pair_is_asked_side_by_side_at_the_head_of_the_plan_only_when_harder_i
     assert plain[0].document_id != plain[1].document_id
 
 
+def test_a_statement_holding_one_value_is_asked_before_one_holding_several():
+    fees = chunk("c4", "fees.md",
+                 "The joining fee is $30, the monthly fee is $12 and the late fee is $5 for members. "
+                 "Guests pay a day pass of $8 at the front desk of any club.")
+    order = [s.answer for s in plan_spans([fees], {"c4": "Fees"}, seed=0)]
+    assert order[0] == "$8"
+    assert set(order[1:]) == {"$30", "$12", "$5"}
+
+
 def test_a_capitalised_common_word_is_no_name_but_a_real_name_is():
     text = ("Every expense claim is sent to your Manager before the end of the month. "
             "A manager approves claims within a week. "

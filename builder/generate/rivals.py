@@ -45,6 +45,17 @@ def rival(question: str, reference: str, language: str, scored: list[dict]) -> d
     return None
 
 
+def statement_rival(statement: str, title: str, answer: str, language: str,
+                    kb: KnowledgeIndex) -> dict | None:
+    """A rival sentence (`rival`) for the statement itself and its title, the answer left out:
+    what the question writer is shown already fits another sentence as well, so no question
+    written from it can tell the two apart (it says less than its statement). None when the
+    statement tells itself from every other sentence."""
+    query = f"{title} {statement.replace(answer, ' ')}"
+    return rival(query, answer, language, score_sentences(query, kb.search(query, TOP_K),
+                                                          kb.titles))
+
+
 RIVAL_SHARE = 0.5   # a sentence this close to the statement (of its score) can take its question
 MAX_TELLING = 1
 
