@@ -48,7 +48,7 @@ def commit_order(store):
     return [r["id"] for r in store.query("SELECT id FROM candidates ORDER BY created_at, rowid")]
 
 
-@pytest.mark.parametrize("seed", [4, 1, 2])
+@pytest.mark.parametrize("seed", [2, 1, 3])
 def test_same_seed_same_candidates_whatever_the_commit_order(tmp_path, seed):
     results, orders = [], []
     for order_seed in (1, 2, 3):
@@ -58,7 +58,7 @@ def test_same_seed_same_candidates_whatever_the_commit_order(tmp_path, seed):
         results.append(outcome(store))
         orders.append(commit_order(store))
     assert len(set(map(tuple, orders))) > 1  # the commit order really differed
-    if seed == 4:  # this seed asks both "10%" spans: the tie the old rank broke by commit time
+    if seed == 2:  # this seed asks both "10%" spans: the tie the old rank broke by commit time
         assert any(r["duplicate_of"] for r in results[0])
     assert results[1] == results[0] and results[2] == results[0]
 

@@ -253,6 +253,23 @@ def test_every_planted_harder_item_is_rejected_by_its_check_and_right_ones_pass(
             assert row["verdict"] == "passed", (item.what, row["rejection_reasons"])
 
 
+def test_an_ambiguous_item_from_two_values_lists_both_readings_by_their_questions(parts):
+    store, holiday, carry = parts
+    # two values of one document, no parallel labels: what tells them apart comes from the
+    # questions, the words of each that the other lacks
+    assert compose.labels(holiday, carry) == ("company offer each calendar year",
+                                              "unused holiday can staff carry")
+    ctx = _ctx(store, lambda n, v, r: {"question": "How many days of holiday are there?"})
+    row = asyncio.run(compose.ambiguous(ctx, holiday, carry, _kb(store)))
+    assert row["verdict"] == "passed", row["rejection_reasons"]
+    assert row["answer"] == (f"{holiday.question} 25 days; {carry.question} 5 days")
+    assert row["parent_id"] == holiday.cand["id"]
+    assert ctx.llm.calls[0][1]["first"] == "company offer each calendar year"
+    # a question the other shares nothing with gives no ambiguous item, and no call
+    other = part(store, "holiday.md#0", "5 days", "What may staff carry over?")
+    assert compose.labels(holiday, other) is None
+
+
 def test_a_sibling_that_holds_the_name_it_replaces_is_no_sibling(parts):
     store, holiday, _ = parts
     ctx = _ctx(store, lambda n, v, r: {"names": ["company Tacoma", "Tacoma office"]}

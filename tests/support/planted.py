@@ -201,6 +201,15 @@ def planted_harder(store: Store) -> list[PlantedHarder]:
         PlantedHarder("an unanswerable whose sibling the knowledge base uses (it answers it)",
                       "unanswerable", {"names": ["payroll"]}, (holiday, "company"),
                       checks=frozenset({"absent"})),
+        PlantedHarder("an ambiguous item that still names one reading", "ambiguous",
+                      {"question": "How many days of holiday does the company offer?"},
+                      (holiday, carry), checks=frozenset({"labels"})),
+        PlantedHarder("an ambiguous item that no longer asks what its parts ask", "ambiguous",
+                      {"question": "What does the policy say?"},
+                      (holiday, carry), checks=frozenset({"frame"})),
+        PlantedHarder("right: an ambiguous item asking what both parts ask", "ambiguous",
+                      {"question": "How many days of holiday are there?"},
+                      (holiday, carry), bad=False),
         PlantedHarder("right: a comparative asking which is larger", "comparative",
                       {"question": "Which is larger, the holiday each calendar year or the "
                        "unused holiday staff carry over?", **names},
@@ -243,6 +252,7 @@ async def compose_planted(store: Store, llm, item: PlantedHarder) -> dict:
     chunks = list_chunks(store)
     kb = KnowledgeIndex(chunks, {c["id"]: c["title"] for c in chunks})
     fn = {"comparative": compose.comparative, "reasoning": compose.difference,
-          "multi_hop": compose.multi_hop, "unanswerable": compose.unanswerable}[item.kind]
-    needs_kb = item.kind in ("multi_hop", "unanswerable")
+          "ambiguous": compose.ambiguous, "multi_hop": compose.multi_hop,
+          "unanswerable": compose.unanswerable}[item.kind]
+    needs_kb = item.kind in ("ambiguous", "multi_hop", "unanswerable")
     return await fn(ctx, *item.args, *((kb,) if needs_kb else ()))
