@@ -645,10 +645,12 @@ async def compose_from_verified(ctx: RunContext, kb: KnowledgeIndex, spans: list
 
     pairs = value_pairs(parts, spans)
     cap = 4 * max(want.values(), default=0) + 4
-    plan("comparative", pairs, cap)
-    plan("reasoning", [pr for pr in pairs if difference_answer(*pr)], cap)
+    # ambiguous first: a part serves MAX_USES items, and planned after the comparative and the
+    # difference of the same pair it never found one with room (none on the development runs)
     plan("ambiguous", _unique([pr for pr in parallel_pairs(parts, spans) + pairs
                                if labels(*pr)]), cap)
+    plan("comparative", pairs, cap)
+    plan("reasoning", [pr for pr in pairs if difference_answer(*pr)], cap)
     plan("multi_hop", bridges(parts), cap)
     # a name the whole KB is about (the company, the product) is no sibling's to replace
     n_chunks = len(kb.chunks)
