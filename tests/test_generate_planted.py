@@ -253,21 +253,23 @@ def test_every_planted_harder_item_is_rejected_by_its_check_and_right_ones_pass(
             assert row["verdict"] == "passed", (item.what, row["rejection_reasons"])
 
 
-def test_an_ambiguous_item_from_two_values_lists_both_readings_by_their_questions(parts):
-    store, holiday, carry = parts
-    # two values of one document, no parallel labels: what tells them apart comes from the
-    # questions, the words of each that the other lacks
-    assert compose.labels(holiday, carry) == ("company offer each calendar year",
-                                              "unused holiday can staff carry")
-    ctx = _ctx(store, lambda n, v, r: {"question": "How many days of holiday are there?"})
-    row = asyncio.run(compose.ambiguous(ctx, holiday, carry, _kb(store)))
+def test_an_ambiguous_item_takes_the_label_out_by_code_without_a_call(tmp_path):
+    store = build(tmp_path / "g.db")
+    d1 = part(store, "ladder.md#0", "works on well-defined tasks within one feature",
+              "What is the scope of a D1 - Developer 1?", label="D1 - Developer 1")
+    d3 = part(store, "ladder.md#0", "owns a whole subsystem and its roadmap",
+              "What is the scope of a D3 - Developer 3?", label="D3 - Developer 3")
+    ctx = _ctx(store, lambda n, v, r: AssertionError(f"no call expected, got {n}"))
+    row = asyncio.run(compose.ambiguous(ctx, d1, d3, _kb(store)))
     assert row["verdict"] == "passed", row["rejection_reasons"]
-    assert row["answer"] == (f"{holiday.question} 25 days; {carry.question} 5 days")
-    assert row["parent_id"] == holiday.cand["id"]
-    assert ctx.llm.calls[0][1]["first"] == "company offer each calendar year"
-    # a question the other shares nothing with gives no ambiguous item, and no call
-    other = part(store, "holiday.md#0", "5 days", "What may staff carry over?")
-    assert compose.labels(holiday, other) is None
+    assert row["question"] == "What is the scope?" and ctx.llm.calls == []
+    assert row["answer"] == ("D1 - Developer 1: works on well-defined tasks within one feature; "
+                             "D3 - Developer 3: owns a whole subsystem and its roadmap")
+    # every time it stands there; a word of a compound is no label; nothing left is no question
+    assert compose.without_label("Do Gold members pay less than Gold guests?", "Gold", "en") \
+        == "Do members pay less than guests?"
+    assert compose.without_label("Wie viel kostet der Gold-Tarif?", "Gold", "de") is None
+    assert compose.without_label("What is Gold?", "Gold", "en") is None
 
 
 def test_a_sibling_that_holds_the_name_it_replaces_is_no_sibling(parts):

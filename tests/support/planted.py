@@ -136,12 +136,17 @@ def honest_reader(name: str, v, role: str) -> dict:
 
 # ------------------------------------------------------------------ harder items
 
-def part(store: Store, chunk_id: str, answer: str, question: str):
-    """A verified single-hop item on the planted KB, as composing reads it."""
+def part(store: Store, chunk_id: str, answer: str, question: str, label: str | None = None):
+    """A verified single-hop item on the planted KB, as composing reads it; `label` names it
+    among parallel spans (answers.find_pairs labels them from the section in a real run)."""
+    from dataclasses import replace
+
     from builder.generate.compose import Part
     from builder.text.values import find_values
 
     sp = span(store, chunk_id, answer)
+    if label:
+        sp = replace(sp, label=label)
     cand = {"id": f"c-{answer}-{question[:12]}", "question": question, "answer": answer,
             "language": "en", "fact_ids": [sp.fact["id"]], "chunk_ids": [chunk_id],
             "seed_fact_id": sp.fact["id"], "document_id": sp.document_id,
@@ -172,6 +177,12 @@ def planted_harder(store: Store) -> list[PlantedHarder]:
     offered = part(store, "holiday.md#0", "25 days", "How many days of holiday are offered?")
     carried = part(store, "holiday.md#0", "5 days",
                    "How many of the 25 days can staff carry over?")
+    d1 = part(store, "ladder.md#0", "works on well-defined tasks within one feature",
+              "What is the scope of a D1 - Developer 1?", label="D1 - Developer 1")
+    d1_reworded = part(store, "ladder.md#0", "works on well-defined tasks within one feature",
+                       "What is the scope of a first-level developer?", label="D1 - Developer 1")
+    d3 = part(store, "ladder.md#0", "owns a whole subsystem and its roadmap",
+              "What is the scope of a D3 - Developer 3?", label="D3 - Developer 3")
     names = {"first": "the holiday each calendar year",
              "second": "the unused holiday staff carry over"}
     return [
@@ -202,14 +213,13 @@ def planted_harder(store: Store) -> list[PlantedHarder]:
                       "unanswerable", {"names": ["payroll"]}, (holiday, "company"),
                       checks=frozenset({"absent"})),
         PlantedHarder("an ambiguous item that still names one reading", "ambiguous",
-                      {"question": "How many days of holiday does the company offer?"},
-                      (holiday, carry), checks=frozenset({"labels"})),
+                      {"question": "What is the scope of D1 - Developer 1?"},
+                      (d1_reworded, d3), checks=frozenset({"labels"})),
         PlantedHarder("an ambiguous item that no longer asks what its parts ask", "ambiguous",
-                      {"question": "What does the policy say?"},
-                      (holiday, carry), checks=frozenset({"frame"})),
-        PlantedHarder("right: an ambiguous item asking what both parts ask", "ambiguous",
-                      {"question": "How many days of holiday are there?"},
-                      (holiday, carry), bad=False),
+                      {"question": "What does the ladder say?"},
+                      (d1_reworded, d3), checks=frozenset({"frame"})),
+        PlantedHarder("right: an ambiguous item, its label taken out by code", "ambiguous",
+                      {}, (d1, d3), bad=False),
         PlantedHarder("right: a comparative asking which is larger", "comparative",
                       {"question": "Which is larger, the holiday each calendar year or the "
                        "unused holiday staff carry over?", **names},
