@@ -259,3 +259,25 @@ def test_two_numbers_of_one_table_column_are_compared_as_planned():
                  "question": "What is the Junior rate for a Designer in days?"},
                 None, find_values("30 days", "en")[0])
     assert all(days not in pr for pr in value_pairs(parts + [days], spans))
+
+
+def test_an_ambiguous_item_over_a_table_column_lists_every_row_not_just_its_two_parts():
+    from builder.generate.compose import Part, readings
+
+    rates = chunk("c5", "rates.md", "| Profile | Junior | Senior |\n| --- | --- | --- |\n"
+                  "| Developer | 450 | 650 |\n| Designer | 370 | 550 |\n| Coach | 550 | 800 |\n")
+    spans = spans_of(rates)
+    junior = [s for s in spans if s.fact["cell"]["attribute"] == "Junior"]
+    assert [s.label for s in junior] == ["Developer", "Designer", "Coach"]
+
+    def part(s):
+        return Part({"id": s.id, "question": f"What is the Junior rate of a {s.label}?",
+                     "answer": s.answer}, s, None)
+    dev, coach = part(junior[0]), part(junior[2])
+    assert readings(dev, coach, spans) == [("Developer", "450"), ("Designer", "370"),
+                                           ("Coach", "550")]
+    # two statements that differ by a label: the two parts are the readings
+    leave = spans_of(LEAVE)
+    a, b = (Part({"id": s.id, "question": "?", "answer": s.answer}, s, None) for s in leave[:2])
+    a.span.label, b.span.label = "maternity", "paternity"
+    assert readings(a, b, spans + leave) == [("maternity", a.answer), ("paternity", b.answer)]

@@ -14,7 +14,8 @@ or copied by code:
 - ambiguous: two verified *parallel* items (answers.find_pairs: one frame, two labels); code
   takes the label out of the first question when it stands there (the model drops it
   otherwise); the question must name neither label, keep what the part asks, and find both
-  parts' passages (BM25 top k); the answer lists both readings, by code;
+  parts' passages (BM25 top k); the answer lists every reading, by code (every row of a table
+  column, not just the two parts);
 - multi_hop: item A answers a name that item B's question holds, in another chunk; the model
   replaces the name in B's question by A's description of it; the answer is B's; the name must
   be gone, neither chunk alone may hold both hops, and a reader over both sentences must answer
@@ -460,7 +461,24 @@ def without_label(question: str, label: str, language: str) -> str | None:
     return out if out != question and key_terms(out) else None
 
 
-async def ambiguous(ctx: RunContext, a: Part, b: Part, kb: KnowledgeIndex) -> dict | None:
+def readings(a: Part, b: Part, spans: list[Span]) -> list[tuple[str, str]]:
+    """(label, answer) of every reading an ambiguous question built from `a` and `b` has: for
+    two cells of one table column, every labelled row of that column, in table order (a
+    question without the row is as ambiguous among five profiles as among two: listing two
+    would misstate it); otherwise the two parts."""
+    cell = a.span.fact.get("cell") if a.span else None
+    if cell and cell.get("attribute"):
+        column = [s for s in spans if s.chunk_id == a.span.chunk_id and s.label
+                  and (s.fact.get("cell") or {}).get("attribute") == cell["attribute"]]
+        column.sort(key=lambda s: s.fact["seq"])
+        rows = list(dict.fromkeys((s.label, s.answer) for s in column))
+        if (a.span.label, a.span.answer) in rows and (b.span.label, b.span.answer) in rows:
+            return rows
+    return [(a.span.label, a.answer), (b.span.label, b.answer)]
+
+
+async def ambiguous(ctx: RunContext, a: Part, b: Part, kb: KnowledgeIndex,
+                    spans: list[Span] | None = None) -> dict | None:
     la, lb = a.span.label, b.span.label
     q = without_label(a.question, la, a.language)
     model = "code"
@@ -471,7 +489,7 @@ async def ambiguous(ctx: RunContext, a: Part, b: Part, kb: KnowledgeIndex) -> di
         if not res.ok:
             return None
         q, model = clean_question(res.value.question), res.model
-    answer = f"{la}: {a.answer}; {lb}: {b.answer}"
+    answer = "; ".join(f"{label}: {value}" for label, value in readings(a, b, spans or []))
     row = _row("ambiguous", q, answer, [a, b], ctx, "compose_ambiguous", model, "")
     frame = key_terms(a.question) - key_terms(la)
     kept = len(frame & key_terms(q)) / max(1, len(frame))
@@ -650,7 +668,7 @@ async def compose_from_verified(ctx: RunContext, kb: KnowledgeIndex, spans: list
         elif kind == "reasoning":
             row = await difference(ctx, *args)
         elif kind == "ambiguous":
-            row = await ambiguous(ctx, *args, kb)
+            row = await ambiguous(ctx, *args, kb, spans)
         elif kind == "multi_hop":
             row = await multi_hop(ctx, *args, kb)
         else:
