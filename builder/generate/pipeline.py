@@ -215,7 +215,8 @@ def _take(pool: list[Span], size: int, kb: KnowledgeIndex) -> tuple[list[Span], 
     a span whose own statement and title, its answer left out, fit a rival sentence as well
     (rivals.statement_rival) gets no question that passes the round trip's specificity check,
     since the question writer is shown nothing more. On the development KBs 29 of 30 such
-    questions failed that check and the other was wrong. No call is spent on them."""
+    questions failed the round trip's code half (specificity or retrieval) and the other was
+    wrong. No call is spent on them."""
     batch: list[Span] = []
     over: list[Span] = []
     for s in pool:
