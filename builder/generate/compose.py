@@ -466,7 +466,7 @@ def readings(a: Part, b: Part, spans: list[Span]) -> list[tuple[str, str]]:
     two cells of one table column, every labelled row of that column, in table order (a
     question without the row is as ambiguous among five profiles as among two: listing two
     would misstate it); otherwise the two parts."""
-    cell = a.span.fact.get("cell") if a.span else None
+    cell = a.span.fact.get("cell")  # parallel parts always have their spans
     if cell and cell.get("attribute"):
         column = [s for s in spans if s.chunk_id == a.span.chunk_id and s.label
                   and (s.fact.get("cell") or {}).get("attribute") == cell["attribute"]]
