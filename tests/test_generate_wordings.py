@@ -52,5 +52,8 @@ def test_duplicate_and_blank_wordings_are_dropped_and_an_old_single_reply_still_
     _, _, _, offered = _choose(_span(), ["How long is the carry-over? Five days.",
                                          "How long is the carry-over?", "  "], [], None)
     assert offered == ["How long is the carry-over?"]
-    assert WrittenQuestions.model_validate({"question": "Why?"}).questions == ["Why?"]
-    assert WrittenQuestions.model_validate({"questions": ["A?", "B?"]}).questions == ["A?", "B?"]
+    # one passage's reply in an older shape is read as that passage's wordings
+    assert WrittenQuestions.model_validate({"question": "Why?"}).questions == [["Why?"]]
+    assert WrittenQuestions.model_validate({"questions": ["A?", "B?"]}).questions == [["A?", "B?"]]
+    assert WrittenQuestions.model_validate({"questions": [["A?"], ["B?", "C?"]]}).questions == \
+        [["A?"], ["B?", "C?"]]

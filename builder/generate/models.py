@@ -33,16 +33,26 @@ def one_as_list(data, many: str, one: str):
 
 
 class WrittenQuestions(BaseModel):
-    """The question writer's reply (`question.prompt`): a few differently worded questions for
-    one answer; code keeps the first that passes its checks (questions.py). A reply with one
-    `question` (an endpoint that ignores the schema, an older prompt) is read as a list of one."""
+    """The question writer's reply (`question.prompt`): for each passage it was given, in their
+    order, a few differently worded questions for its answer; code keeps the first that passes
+    its checks (questions.py). A flat list of questions, or one `question` (an endpoint that
+    ignores the schema, an older prompt), is read as the wordings of the first passage."""
 
-    questions: list[str] = Field(min_length=1, max_length=5)
+    questions: list[list[str]] = Field(min_length=1, max_length=8)
 
     @model_validator(mode="before")
     @classmethod
-    def _one_question(cls, data):
-        return one_as_list(data, "questions", "question")
+    def _one_passage(cls, data):
+        data = one_as_list(data, "questions", "question")
+        if isinstance(data, dict) and isinstance(data.get("questions"), list) \
+                and all(isinstance(q, str) for q in data["questions"]):
+            return {**data, "questions": [data["questions"]]}
+        return data
+
+    @field_validator("questions")
+    @classmethod
+    def _at_most_five(cls, value: list[list[str]]) -> list[list[str]]:
+        return [wordings[:5] for wordings in value]
 
 
 class ReaderReply(BaseModel):

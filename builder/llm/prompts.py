@@ -34,7 +34,9 @@ Placeholders are `{{name}}`. Sections:
   says how the model reads it. Lines before the first line with a placeholder are a heading,
   written once before the elements and only when there are any. Elements of one line are
   written one per line; elements of several lines are separated by a blank line. An empty
-  list renders as nothing. A plain string given for a list variable is used as it is.
+  list renders as nothing. A plain string given for a list variable is used as it is. An
+  element's own list fields are written through their `--- list` sections the same way (a
+  batch of passages, each with its optional hint line).
 
 So every word the model reads is in a prompt file: Python passes data only.
 
@@ -73,12 +75,13 @@ class ListTemplate:
     def fields(self) -> set[str]:
         return {m.group(1) for m in _PLACEHOLDER.finditer(self.item)}
 
-    def render(self, items: list[dict]) -> str:
+    def render(self, items: list[dict], lists: dict[str, ListTemplate] | None = None) -> str:
+        """The elements as the model reads them; `lists` writes an element's own list fields."""
         if not items:
             return ""
         joiner = "\n\n" if "\n" in self.item else "\n"
-        body = joiner.join(_fill(self.item, {"number": n, **item}) for n, item in
-                           enumerate(items, 1))
+        body = joiner.join(_fill(self.item, {"number": n, **_nested(item, lists or {})})
+                           for n, item in enumerate(items, 1))
         return f"{self.heading}\n{body}" if self.heading else body
 
 
@@ -104,7 +107,7 @@ class Prompt:
             if isinstance(value, list):
                 if name not in self.lists:
                     raise KeyError(f"prompt {self.name!r} has no '--- list {name}' section")
-                out[name] = self.lists[name].render(value)
+                out[name] = self.lists[name].render(value, self.lists)
             else:
                 out[name] = str(value)
         return out
@@ -116,6 +119,12 @@ class Prompt:
             raise KeyError(f"prompt {self.name!r} needs {sorted(missing)}")
         values = self.fill(variables)
         return [{"role": role, "content": _fill(text, values)} for role, text in self.sections]
+
+
+def _nested(item: dict, lists: dict[str, ListTemplate]) -> dict:
+    """An element with its list fields written through their own sections."""
+    return {k: lists[k].render(v, lists) if isinstance(v, list) and k in lists else v
+            for k, v in item.items()}
 
 
 def _fill(template: str, values: dict[str, object]) -> str:
