@@ -21,7 +21,8 @@ class ScriptedLLM:
 
     A question call asks for several passages at once (its `passages` list): `respond` is asked
     once per passage, with that passage's fields as the variables (and the call's `partner`),
-    each recorded in `self.calls`; the replies are joined in order into the call's reply, and
+    each recorded in `self.calls`; the replies are joined into the call's reply (`passage_1`
+    ...), and
     the first failure scripted for a passage is the call's. `self.batches` records how many
     passages each real question call held.
     """
@@ -65,8 +66,8 @@ class ScriptedLLM:
             if isinstance(reply, (LLMResult, BaseException)):
                 return reply
             replies.append(reply)
-        return {"questions": [r["questions"] if "questions" in r else [r["question"]]
-                              for r in replies]}
+        return {f"passage_{i}": r["questions"] if "questions" in r else [r["question"]]
+                for i, r in enumerate(replies, 1)}
 
     def model_for(self, role: str = "generator", stage: str | None = None) -> str:
         return self.model

@@ -127,7 +127,8 @@ def ideal_reply(name: str, variables: Mapping[str, str]) -> dict:
     if name == "question":
         replies = [ideal(name, {**variables, **one}, "generator")
                    for one in split_passages(variables["passages"])]
-        return {"questions": [r.get("questions") or [r["question"]] for r in replies]}
+        return {f"passage_{i}": r.get("questions") or [r["question"]]
+                for i, r in enumerate(replies, 1)}
     return ideal(name, variables, "generator")
 
 

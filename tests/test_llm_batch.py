@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from builder.generate.models import WrittenQuestions
+from builder.generate.models import written_questions
 from builder.llm.client import cache_key
 from builder.llm.structured import cache_schema
 from builder.store import Store
@@ -87,11 +87,11 @@ def test_staging_writes_batch_api_lines_the_live_client_would_send(tmp_path, gol
         body = line["body"]
         assert body["model"] == "stub-model" and body["max_tokens"] == 600  # question.prompt's cap
         assert body["response_format"]["type"] == "json_schema"
-        assert body["response_format"]["json_schema"]["name"] == "WrittenQuestions"
+        assert body["response_format"]["json_schema"]["name"] == "WrittenQuestions1"
         # custom_id is golden's cache key for exactly these messages
         assert line["custom_id"] == cache_key(DEAD_URL, "stub-model", body["messages"],
                                               {"temperature": 0.2, "max_tokens": 600},
-                                              cache_schema(WrittenQuestions))
+                                              cache_schema(written_questions(1)))
     assert len({x["custom_id"] for x in staged}) == len(staged)
     manifest = json.loads((tmp_path / "jobs" / "manifest.json").read_text())
     [entry] = manifest["files"]
@@ -430,7 +430,6 @@ def test_identical_requests_are_staged_once_concurrent_or_not(tmp_path):
     import asyncio
 
     from builder.errors import JobStopped
-    from builder.generate.models import WrittenQuestions
     from builder.llm.batch.staging import BatchClient, staged_pass
     from builder.llm.prompts import load_prompt
     from builder.llm.settings import LLMSettings
@@ -444,11 +443,11 @@ def test_identical_requests_are_staged_once_concurrent_or_not(tmp_path):
     same = {"passages": [one], "partner": []}
 
     async def ask():
-        first = await asyncio.gather(*(client.structured(prompt, same, WrittenQuestions)
+        first = await asyncio.gather(*(client.structured(prompt, same, written_questions(1))
                                        for _ in range(3)))
-        again = await client.structured(prompt, same, WrittenQuestions)
+        again = await client.structured(prompt, same, written_questions(1))
         other = await client.structured(prompt, {**same, "passages": [{**one, "kind": "an amount"}]},
-                                        WrittenQuestions)
+                                        written_questions(1))
         return [r.status for r in [*first, again, other]]
 
     with pytest.raises(JobStopped, match="staged 2 requests"):

@@ -56,7 +56,7 @@ _FIXED = {
 def _reply(schema: str, messages: list[dict]) -> dict:
     user = next((m["content"] for m in messages if m["role"] == "user"), "")
     asked = re.findall(r"^Passage: (.+)\n(?:.*\n)*?Answer: (.+?) \(", user, re.M)
-    if schema == "WrittenQuestions" and asked:  # one distinct question per passage
+    if schema.startswith("WrittenQuestions") and asked:  # one distinct question per passage
         return {"questions": [[
             "What is true about "
             f"{' '.join([w for w in passage.replace(answer, ' ').split() if w.isalpha()][:4])}?"]

@@ -34,7 +34,7 @@ from builder.generate.candidate import kept_passed, stable_id
 from builder.generate.context import RunContext
 from builder.generate.form import question_problems
 from builder.generate.knowledge import MAX_SENTENCES, KnowledgeIndex
-from builder.generate.models import ReaderReply, WrittenQuestions
+from builder.generate.models import ReaderReply, written_questions
 from builder.generate.questions import BATCH, STAGE_QUESTION, passage_variables, write_questions
 from builder.generate.rivals import statement_rival
 from builder.generate.roundtrip import read_pending, retrieve, round_trip
@@ -146,9 +146,10 @@ async def run_waves(ctx: RunContext, chunks: list[dict], titles: dict[str, str],
     max_calls = CALLS_PER_ITEM * n
     kb = KnowledgeIndex(chunks, titles)
     # a wave cut short (Ctrl-C, a crash, --budget) is finished first, as the same wave: what
-    # is composed after it is then what an uninterrupted run composed
+    # is composed after it is then what an uninterrupted run composed; so are the spans of
+    # earlier waves whose call failed (a question call holds several)
     by_id = {s.id: s for s in spans}
-    unfinished = [by_id[sid] for sid in (waves[-1].get("spans", []) if waves else [])
+    unfinished = [by_id[sid] for w in waves for sid in w.get("spans", [])
                   if sid not in asked and sid in by_id]
     if unfinished:
         await write_questions(ctx, kb, unfinished, precheck=_precheck(kb))
@@ -249,7 +250,7 @@ async def estimate(ctx: RunContext, chunks: list[dict], titles: dict[str, str],
     for at in range(0, len(spans), BATCH):
         await ctx.llm.structured(ctx.prompts["question"], {"partner": [], "passages": [
             passage_variables(s, []) for s in spans[at:at + BATCH]]},
-            WrittenQuestions, stage="question")
+            written_questions(len(spans[at:at + BATCH])), stage="question")
     for span in spans:
         await ctx.llm.structured(ctx.prompts["reader"], {
             "sentences": [{"text": span.statement}] * MAX_SENTENCES,

@@ -19,7 +19,7 @@ from builder.generate.candidate import clean_question, make_candidate, stable_id
 from builder.generate.context import RunContext, run_units
 from builder.generate.form import question_problems
 from builder.generate.knowledge import KnowledgeIndex
-from builder.generate.models import WrittenQuestions
+from builder.generate.models import written_questions
 from builder.generate.rivals import telling_words
 
 # How the question writer is told what kind of answer to ask for (the prompt is in English).
@@ -61,7 +61,8 @@ async def write_questions(ctx: RunContext, kb: KnowledgeIndex, spans: list[Span]
     answer, one that fits a rival sentence as well), so a second wording often saves a span for
     no extra call. A span whose statement has close rivals (rivals.telling_words) must have its
     question name what tells it from them: the round trip rejects a question that fits a rival
-    as well. A span the reply has no wordings for is recorded as asked, with no candidate.
+    as well. The reply has a required list for each passage, under its number (`passage_1`
+    ...): a reply missing one is invalid, and the whole call is repaired or asked again.
 
     `partners` (span id -> its partner's passage, answer and verified question) asks a span
     again, alone, shown as a worked example how its partner was asked: the half of a pair that
@@ -89,11 +90,10 @@ async def write_questions(ctx: RunContext, kb: KnowledgeIndex, spans: list[Span]
         res = await ctx.call("question", {
             "partner": [partner] if partner else [],
             "passages": [passage_variables(s, m) for s, m in zip(batch, mentions)]},
-            WrittenQuestions)
+            written_questions(len(batch)))
         if not res.ok:
             return
-        for at, (span, mention) in enumerate(zip(batch, mentions)):
-            offered = res.value.questions[at] if at < len(res.value.questions) else []
+        for span, mention, offered in zip(batch, mentions, res.value.wordings()):
             _keep(ctx, span, offered, mention, precheck, partner, tried, key_of(span),
                   res.model)
 
