@@ -120,27 +120,10 @@ def _template_regex(template: str, suffix: bool = False) -> re.Pattern:
 
 
 def ideal_reply(name: str, variables: Mapping[str, str]) -> dict:
-    """The scripted ideal model of the generation tests (one place for that logic). A question
-    call's passages are answered one at a time, as `tests.fakes.ScriptedLLM` does."""
+    """The scripted ideal model of the generation tests (one place for that logic)."""
     from tests.support.scripted_kb import ideal
 
-    if name == "question":
-        replies = [ideal(name, {**variables, **one}, "generator")
-                   for one in split_passages(variables["passages"])]
-        return {f"passage_{i}": r.get("questions") or [r["question"]]
-                for i, r in enumerate(replies, 1)}
     return ideal(name, variables, "generator")
-
-
-def split_passages(text: str) -> list[dict[str, str]]:
-    """The passages of a rendered question prompt, each as its variables."""
-    item = _template_regex(load_prompt("question").lists["passages"].item)
-    out = []
-    for part in re.split(r"\n\n(?=Passage \d+\n)", text):
-        m = item.fullmatch(part)
-        if m:
-            out.append(m.groupdict())
-    return out
 
 
 # ---------------------------------------------------------------- the log

@@ -51,7 +51,7 @@ def commit_order(store):
 @pytest.mark.parametrize("seed", [2, 1, 3])
 def test_same_seed_same_candidates_whatever_the_commit_order(tmp_path, seed):
     results, orders = [], []
-    for order_seed in (1, 5, 2):
+    for order_seed in (1, 2, 3):
         store = build_kb(tmp_path / f"g{order_seed}.db")
         run_generate(store, ShuffledLLM(order_seed),
                      GenerateOptions(n=14, seed=seed, concurrency=4))
@@ -60,7 +60,7 @@ def test_same_seed_same_candidates_whatever_the_commit_order(tmp_path, seed):
     assert len(set(map(tuple, orders))) > 1  # the commit order really differed
     if seed == 2:  # this seed asks both "10%" spans: the tie the old rank broke by commit time
         assert any(r["duplicate_of"] for r in results[0])
-    assert all(r == results[0] for r in results[1:])
+    assert results[1] == results[0] and results[2] == results[0]
 
 
 def _c(cid, verdict="passed", status="pending", difficulty=None, dup=None, checks=1, created=""):

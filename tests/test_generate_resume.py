@@ -105,3 +105,31 @@ def test_failed_calls_are_values_and_retried_next_run(kb_store):
     assert store.query("SELECT id FROM candidates WHERE verdict = 'pending'") == []
     ids = [c["id"] for c in store.query("SELECT id FROM candidates")]
     assert len(ids) == len(set(ids))
+
+
+def test_a_span_whose_call_failed_in_an_early_wave_is_asked_next_run(kb_store):
+    """With the embedded model a run asks in small waves; a question call that fails in the
+    first wave stores nothing, and the next run asks that span again even though later waves
+    were finished after it."""
+    seen: Counter = Counter()
+    asked: list[tuple[str, str]] = []
+
+    def flaky(name, v, role):
+        if name == "question":
+            seen[name] += 1
+            asked.append((v["passage"], v["answer"]))
+            if seen[name] == 1:
+                return LLMResult(None, "error", error="injected")
+        return ideal(name, v, role)
+
+    local = ScriptedLLM(flaky)
+    local.local = True  # small waves, as with the embedded model
+    run_generate(kb_store, local, GenerateOptions(n=6, types=["single_hop"]))
+    failed = asked[0]
+    waves = kb_store.query("SELECT count(*) AS n FROM stage_done WHERE stage = 'wave'")[0]["n"]
+    assert waves >= 2 and asked.count(failed) == 1
+    again = ScriptedLLM(ideal)
+    again.local = True
+    run_generate(kb_store, again, GenerateOptions(n=12, types=["single_hop"]))
+    assert failed in [(v["passage"], v["answer"]) for name, v, _ in again.calls
+                      if name == "question"]

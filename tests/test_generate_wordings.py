@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import pytest
-from pydantic import ValidationError
-
 from builder.generate.answers import Span
-from builder.generate.models import written_questions
+from builder.generate.models import WrittenQuestions
 from builder.generate.questions import _choose
 
 STATEMENT = "Employees may carry over up to five days of annual leave into the next year."
@@ -55,13 +52,5 @@ def test_duplicate_and_blank_wordings_are_dropped_and_an_old_single_reply_still_
     _, _, _, offered = _choose(_span(), ["How long is the carry-over? Five days.",
                                          "How long is the carry-over?", "  "], [], None)
     assert offered == ["How long is the carry-over?"]
-    # replies in the older shapes are read in passage order
-    one, two = written_questions(1), written_questions(2)
-    assert one.model_validate({"question": "Why?"}).wordings() == [["Why?"]]
-    assert one.model_validate({"questions": ["A?", "B?"]}).wordings() == [["A?", "B?"]]
-    assert two.model_validate({"questions": [["A?"], ["B?", "C?"]]}).wordings() == \
-        [["A?"], ["B?", "C?"]]
-    assert two.model_validate({"passage_2": ["B?"], "passage_1": ["A?"]}).wordings() == \
-        [["A?"], ["B?"]]
-    with pytest.raises(ValidationError):  # every passage asked must have its list
-        two.model_validate({"passage_1": ["A?"]})
+    assert WrittenQuestions.model_validate({"question": "Why?"}).questions == ["Why?"]
+    assert WrittenQuestions.model_validate({"questions": ["A?", "B?"]}).questions == ["A?", "B?"]

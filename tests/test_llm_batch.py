@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from builder.generate.models import written_questions
+from builder.generate.models import WrittenQuestions
 from builder.llm.client import cache_key
 from builder.llm.structured import cache_schema
 from builder.store import Store
@@ -58,16 +58,6 @@ def import_files(golden_cli, tmp_path: Path, *files: Path, config: Path | None =
                       *map(str, files))
 
 
-@pytest.fixture(autouse=True)
-def one_span_per_question_call(monkeypatch):
-    """Staging is tested on the scripted KB's dozen spans: asked one per call, they make
-    enough requests to split files and fail lines (the batch size is the pipeline's concern,
-    tested in test_generate_questions_batched.py)."""
-    import builder.generate.questions as questions
-
-    monkeypatch.setattr(questions, "BATCH", 1)
-
-
 @pytest.fixture
 def stub():
     with StubEndpoint() as endpoint:
@@ -85,13 +75,13 @@ def test_staging_writes_batch_api_lines_the_live_client_would_send(tmp_path, gol
         assert set(line) == {"custom_id", "method", "url", "body"}
         assert line["method"] == "POST" and line["url"] == "/v1/chat/completions"
         body = line["body"]
-        assert body["model"] == "stub-model" and body["max_tokens"] == 600  # question.prompt's cap
+        assert body["model"] == "stub-model" and body["max_tokens"] == 150  # question.prompt's cap
         assert body["response_format"]["type"] == "json_schema"
-        assert body["response_format"]["json_schema"]["name"] == "WrittenQuestions1"
+        assert body["response_format"]["json_schema"]["name"] == "WrittenQuestions"
         # custom_id is golden's cache key for exactly these messages
         assert line["custom_id"] == cache_key(DEAD_URL, "stub-model", body["messages"],
-                                              {"temperature": 0.2, "max_tokens": 600},
-                                              cache_schema(written_questions(1)))
+                                              {"temperature": 0.2, "max_tokens": 150},
+                                              cache_schema(WrittenQuestions))
     assert len({x["custom_id"] for x in staged}) == len(staged)
     manifest = json.loads((tmp_path / "jobs" / "manifest.json").read_text())
     [entry] = manifest["files"]
@@ -284,8 +274,8 @@ def test_replies_are_read_as_the_live_client_reads_them(tmp_path, golden_cli):
         second = {x["custom_id"]: x for x in lines(follow)}
         assert set(second) == {staged[0]["custom_id"] + "-1", staged[1]["custom_id"] + "-1"}
         longer = second[staged[0]["custom_id"] + "-1"]["body"]
-        # twice the room of the stage's own cap (question.prompt: 600)
-        assert longer["max_tokens"] == 1200 and longer["messages"] == staged[0]["body"]["messages"]
+        # twice the room of the stage's own cap (question.prompt: 80)
+        assert longer["max_tokens"] == 300 and longer["messages"] == staged[0]["body"]["messages"]
         repair = second[staged[1]["custom_id"] + "-1"]["body"]["messages"]
         assert repair[:2] == staged[1]["body"]["messages"]
         assert repair[2]["role"] == "assistant" and repair[3]["role"] == "user"
@@ -299,7 +289,7 @@ def test_replies_are_read_as_the_live_client_reads_them(tmp_path, golden_cli):
     rows = {r["cache_key"]: r for r in db_rows(
         tmp_path, "SELECT cache_key, status, error, prompt_tokens, attempts FROM llm_calls")}
     truncated = rows[staged[0]["custom_id"]]
-    assert truncated["status"] == "truncated" and "max_tokens=1200" in truncated["error"]
+    assert truncated["status"] == "truncated" and "max_tokens=300" in truncated["error"]
     assert truncated["prompt_tokens"] == 200 and truncated["attempts"] == 2  # both steps
     assert rows[staged[1]["custom_id"]]["status"] == "ok"  # repaired
 
@@ -430,6 +420,7 @@ def test_identical_requests_are_staged_once_concurrent_or_not(tmp_path):
     import asyncio
 
     from builder.errors import JobStopped
+    from builder.generate.models import WrittenQuestions
     from builder.llm.batch.staging import BatchClient, staged_pass
     from builder.llm.prompts import load_prompt
     from builder.llm.settings import LLMSettings
@@ -438,16 +429,14 @@ def test_identical_requests_are_staged_once_concurrent_or_not(tmp_path):
     client = BatchClient(store, LLMSettings(model="m", batch_dir=str(tmp_path / "jobs")),
                          job="generate")
     prompt = load_prompt("question")
-    one = {"passage": "Gold costs $60.", "answer": "$60", "kind": "a price", "title": "Plans",
-           "language": "English", "mention": []}
-    same = {"passages": [one], "partner": []}
+    same = {"passage": "Gold costs $60.", "answer": "$60", "kind": "a price", "title": "Plans",
+            "language": "English", "mention": [], "partner": []}
 
     async def ask():
-        first = await asyncio.gather(*(client.structured(prompt, same, written_questions(1))
+        first = await asyncio.gather(*(client.structured(prompt, same, WrittenQuestions)
                                        for _ in range(3)))
-        again = await client.structured(prompt, same, written_questions(1))
-        other = await client.structured(prompt, {**same, "passages": [{**one, "kind": "an amount"}]},
-                                        written_questions(1))
+        again = await client.structured(prompt, same, WrittenQuestions)
+        other = await client.structured(prompt, {**same, "kind": "an amount"}, WrittenQuestions)
         return [r.status for r in [*first, again, other]]
 
     with pytest.raises(JobStopped, match="staged 2 requests"):

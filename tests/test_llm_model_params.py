@@ -48,5 +48,5 @@ def test_batch_files_use_the_field_of_their_model(tmp_path, golden_cli):
     [path] = request_files(tmp_path)
     for line in lines(path):
         body = line["body"]
-        assert body["model"] == "gpt-5-mini" and body["max_completion_tokens"] == 600  # question.prompt's cap
+        assert body["model"] == "gpt-5-mini" and body["max_completion_tokens"] == 150  # question.prompt's cap
         assert "max_tokens" not in body and "temperature" not in body

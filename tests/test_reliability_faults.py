@@ -24,7 +24,6 @@ import re
 import sqlite3
 from collections import Counter
 
-import pytest
 from click.testing import CliRunner
 
 from builder.cli import golden
@@ -97,15 +96,6 @@ def run_with_faults(tmp_path, *, seed: int, rates: dict, n: int = 12, scripted: 
         client_summary = client.summary()
     store.close()
     return db, stub, sleeps, summary, client_summary
-
-
-@pytest.fixture(autouse=True)
-def one_span_per_question_call(monkeypatch):
-    """Every fault kind must be injected at least once: the scripted KB's dozen spans, asked
-    one per call, make enough requests for that (the batch size is the pipeline's concern)."""
-    import builder.generate.questions as questions
-
-    monkeypatch.setattr(questions, "BATCH", 1)
 
 
 def check_counts_match(db, stub, sleeps, summary, client_summary) -> dict:

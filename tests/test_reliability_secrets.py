@@ -55,12 +55,12 @@ _FIXED = {
 
 def _reply(schema: str, messages: list[dict]) -> dict:
     user = next((m["content"] for m in messages if m["role"] == "user"), "")
-    asked = re.findall(r"^Passage: (.+)\n(?:.*\n)*?Answer: (.+?) \(", user, re.M)
-    if schema.startswith("WrittenQuestions") and asked:  # one distinct question per passage
-        return {"questions": [[
-            "What is true about "
-            f"{' '.join([w for w in passage.replace(answer, ' ').split() if w.isalpha()][:4])}?"]
-            for passage, answer in asked]}
+    passage = re.search(r"^Passage: (.+)$", user, re.M)
+    if schema == "WrittenQuestions" and passage:  # one distinct question per passage
+        answer = re.search(r"^Answer: (.+?) \(", user, re.M)
+        words = [w for w in passage.group(1).replace(answer.group(1) if answer else "", " ").split()
+                 if w.isalpha()][:4]
+        return {"question": f"What is true about {' '.join(words)}?"}
     if schema == "ReaderReply":  # an honest reader: it quotes the sentence that holds every word
         sentences = re.findall(r"^\[\d+\] (?:[^:\n]*: )?(.*)$", user, re.M)
         asked = re.search(r"^Question: (.*)", user, re.M)

@@ -7,10 +7,7 @@ far better), and every list has a default so a partial but valid reply still val
 
 from __future__ import annotations
 
-import re
-from functools import lru_cache
-
-from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator, model_validator
+from pydantic import BaseModel, Field, field_validator, model_validator
 
 from builder.vocabulary import TYPES
 
@@ -36,52 +33,16 @@ def one_as_list(data, many: str, one: str):
 
 
 class WrittenQuestions(BaseModel):
-    """The question writer's reply (`question.prompt`) for a call that asked about `n` passages:
-    a few differently worded questions for each, under its own key (`passage_1` ...); code keeps
-    the first that passes its checks (questions.py). Built per `n` (`written_questions`) so the
-    schema names every passage: a small model given a free list of lists answered one passage
-    of four as often as all four, and its lists could not be told apart.
+    """The question writer's reply (`question.prompt`): a few differently worded questions for
+    one answer; code keeps the first that passes its checks (questions.py). A reply with one
+    `question` (an endpoint that ignores the schema, an older prompt) is read as a list of one."""
 
-    A reply in the older shapes (`questions`: a list per passage, or one flat list, or one
-    `question`: an endpoint that ignores the schema) is read in passage order."""
-
-    model_config = ConfigDict(extra="ignore")
+    questions: list[str] = Field(min_length=1, max_length=5)
 
     @model_validator(mode="before")
     @classmethod
-    def _older_shapes(cls, data):
-        data = one_as_list(data, "questions", "question")
-        if not isinstance(data, dict) or "passage_1" in data or \
-                not isinstance(data.get("questions"), list):
-            return data
-        lists = data["questions"]
-        if all(isinstance(q, str) for q in lists):
-            lists = [lists]
-        return {f"passage_{i}": q for i, q in enumerate(lists, 1)}
-
-    def wordings(self) -> list[list[str]]:
-        """The wordings offered for each passage, in passage order."""
-        count = len(type(self).model_fields)
-        return [list(getattr(self, f"passage_{i}")[:3]) for i in range(1, count + 1)]
-
-
-@lru_cache(maxsize=16)
-def written_questions(n: int) -> type[WrittenQuestions]:
-    """The reply model of a question call about `n` passages: one required list per passage.
-    Named `WrittenQuestions<n>` in this module (see `__getattr__`), so a batch import finds it
-    again by the "module:Class" path its request was staged with."""
-    fields = {f"passage_{i}": (list[str], Field(min_length=1, max_length=3)) for i in range(1, n + 1)}
-    return create_model(f"WrittenQuestions{n}", __base__=WrittenQuestions, __module__=__name__,
-                        **fields)
-
-
-def __getattr__(name: str):
-    """`WrittenQuestions<n>` (module attribute lookup, PEP 562): the model `written_questions`
-    builds for n passages."""
-    m = re.fullmatch(r"WrittenQuestions([1-9])", name)
-    if m:
-        return written_questions(int(m.group(1)))
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    def _one_question(cls, data):
+        return one_as_list(data, "questions", "question")
 
 
 class ReaderReply(BaseModel):

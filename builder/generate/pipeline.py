@@ -27,6 +27,7 @@ from __future__ import annotations
 import math
 
 from builder.store import candidates as cstore
+from builder.text.language import language_name
 
 from builder.generate import compose, dedup
 from builder.generate.answers import PAIR_KINDS, Span
@@ -34,8 +35,8 @@ from builder.generate.candidate import kept_passed, stable_id
 from builder.generate.context import RunContext
 from builder.generate.form import question_problems
 from builder.generate.knowledge import MAX_SENTENCES, KnowledgeIndex
-from builder.generate.models import ReaderReply, written_questions
-from builder.generate.questions import BATCH, STAGE_QUESTION, passage_variables, write_questions
+from builder.generate.models import ReaderReply, WrittenQuestions
+from builder.generate.questions import KIND_NAMES, STAGE_QUESTION, write_questions
 from builder.generate.rivals import statement_rival
 from builder.generate.roundtrip import read_pending, retrieve, round_trip
 from builder.generate.spans import plan_spans
@@ -147,7 +148,7 @@ async def run_waves(ctx: RunContext, chunks: list[dict], titles: dict[str, str],
     kb = KnowledgeIndex(chunks, titles)
     # a wave cut short (Ctrl-C, a crash, --budget) is finished first, as the same wave: what
     # is composed after it is then what an uninterrupted run composed; so are the spans of
-    # earlier waves whose call failed (a question call holds several)
+    # earlier waves whose question call failed (no reply, or no valid one)
     by_id = {s.id: s for s in spans}
     unfinished = [by_id[sid] for w in waves for sid in w.get("spans", [])
                   if sid not in asked and sid in by_id]
@@ -246,12 +247,13 @@ async def estimate(ctx: RunContext, chunks: list[dict], titles: dict[str, str],
     n = sum(plan.values())
     single = plan.get("single_hop", 0) + sum(v for k, v in plan.items() if k != "single_hop")
     spans = plan_spans(chunks, titles, ctx.options.seed, plan)[: 2 * single]
-    calls = {"question": math.ceil(len(spans) / BATCH), "reader": len(spans)}
-    for at in range(0, len(spans), BATCH):
-        await ctx.llm.structured(ctx.prompts["question"], {"partner": [], "passages": [
-            passage_variables(s, []) for s in spans[at:at + BATCH]]},
-            written_questions(len(spans[at:at + BATCH])), stage="question")
+    calls = {"question": len(spans), "reader": len(spans)}
     for span in spans:
+        await ctx.llm.structured(ctx.prompts["question"], {
+            "language": language_name(span.language), "title": span.title or "-",
+            "passage": span.statement, "answer": span.answer, "kind": KIND_NAMES[span.kind],
+            "mention": [], "partner": []},
+            WrittenQuestions, stage="question")
         await ctx.llm.structured(ctx.prompts["reader"], {
             "sentences": [{"text": span.statement}] * MAX_SENTENCES,
             "question": span.statement}, ReaderReply, stage="reader", role="verifier")

@@ -1,7 +1,7 @@
 """Stage 2: a question written for each span, then checked by code before any model reads it.
 
-The model writes questions for a few spans per call (`question.prompt`), each in its span's
-language, its answer given; code then checks the question's form (form.py). A span whose statement has close rivals
+The model writes one question per span (`question.prompt`), in the span's language, its answer
+given; code then checks the question's form (form.py). A span whose statement has close rivals
 (rivals.telling_words) must have its question name what tells it from them. Each candidate is
 stored `pending` (the round trip reads it next) or `failed` with the form's reasons, in one
 transaction with its ledger row; a failed call stores nothing and is asked again next run.
@@ -19,7 +19,7 @@ from builder.generate.candidate import clean_question, make_candidate, stable_id
 from builder.generate.context import RunContext, run_units
 from builder.generate.form import question_problems
 from builder.generate.knowledge import KnowledgeIndex
-from builder.generate.models import written_questions
+from builder.generate.models import WrittenQuestions
 from builder.generate.rivals import telling_words
 
 # How the question writer is told what kind of answer to ask for (the prompt is in English).
@@ -39,93 +39,68 @@ def _prompts(ctx: RunContext, *names: str) -> dict[str, str]:
 Precheck = Callable[[str, str, str, str], "tuple[str | None, int | None]"]
 
 
-BATCH = 4  # spans per question call
-
-
 async def write_questions(ctx: RunContext, kb: KnowledgeIndex, spans: list[Span],
                           precheck: Precheck | None = None,
                           partners: dict[str, dict] | None = None) -> None:
-    """Questions for up to BATCH spans per call; each span's candidate is stored pending, or
-    failed by the code checks (with its ledger row, in one transaction). A failed call stores
-    nothing: its spans are asked again next run.
+    """One question call per span; the candidate is stored pending, or failed by the code checks
+    (with the ledger row, in one transaction). A failed call stores nothing: asked again next run.
 
-    One call asks for several spans because the instructions and the worked example are most of
-    a question prompt: asked one span at a time, a verified item cost 7 calls and 2,500 prompt
-    tokens on the knowledge bases where most questions fail code checks. The spans of a call
-    are neighbours in the plan (the halves of a pair side by side), so the writer sees them
-    together and words them alike, which their composed item needs.
-
-    The writer offers a few wordings per span (`question.prompt`); code keeps the best
-    (`_choose`): the first that passes the form checks and the code half of the round trip,
-    with its passage ranked highest. Most refusals are decided by code (a question holding its
-    answer, one that fits a rival sentence as well), so a second wording often saves a span for
-    no extra call. A span whose statement has close rivals (rivals.telling_words) must have its
-    question name what tells it from them: the round trip rejects a question that fits a rival
-    as well. The reply has a required list for each passage, under its number (`passage_1`
-    ...): a reply missing one is invalid, and the whole call is repaired or asked again.
+    The writer offers a few wordings (`question.prompt`); code keeps the best (`_choose`): the
+    first that passes the form checks and the code half of the round trip, with its passage
+    ranked highest. Most refusals are decided by code (a question holding its answer, one that
+    fits a rival sentence as well), so a second wording often saves a span for no extra call.
+    A span whose statement has close rivals (rivals.telling_words) must have its question name
+    what tells it from them: the round trip rejects a question that fits a rival as well.
 
     `partners` (span id -> its partner's passage, answer and verified question) asks a span
-    again, alone, shown as a worked example how its partner was asked: the half of a pair that
-    failed while the other passed (pipeline.stranded). One retry per span and partner
-    question: its own unit and candidate."""
+    again, shown as a worked example how its partner was asked: the half of a pair that failed
+    while the other passed (pipeline.stranded). One retry per span and partner question: its
+    own unit and candidate."""
     done = cstore.done_keys(ctx.store, STAGE_QUESTION)
     partners = partners or {}
     # a retry's wordings that were tried already for the same statement failed once: not again
     tried = {(c["seed_fact_id"], c["question"]) for c in cstore.load_candidates(ctx.store)
              if c["type"] == "single_hop"} if partners else set()
 
-    def key_of(span: Span) -> str:
+    async def one(span: Span) -> None:
         partner = partners.get(span.id)
-        return stable_id(STAGE_QUESTION, span.id, ctx.prompts["question"].version,
-                         *([partner["question"]] if partner else []))
-
-    todo = [s for s in spans if key_of(s) not in done]
-    calls = [[s] for s in todo] if partners else \
-        [todo[i:i + BATCH] for i in range(0, len(todo), BATCH)]
-
-    async def one(batch: list[Span]) -> None:
-        partner = partners.get(batch[0].id)
-        mentions = [s.mention or telling_words(s.statement, s.answer, s.language, kb)
-                    for s in batch]
+        key = stable_id(STAGE_QUESTION, span.id, ctx.prompts["question"].version,
+                        *([partner["question"]] if partner else []))
+        if key in done:
+            return
+        mention = span.mention or telling_words(span.statement, span.answer, span.language, kb)
         res = await ctx.call("question", {
-            "partner": [partner] if partner else [],
-            "passages": [passage_variables(s, m) for s, m in zip(batch, mentions)]},
-            written_questions(len(batch)))
+            "language": language_name(span.language), "title": span.title or "-",
+            "passage": _passage(span), "answer": span.answer, "kind": KIND_NAMES[span.kind],
+            "mention": [{"text": ", ".join(mention)}] if mention else [],
+            "partner": [partner] if partner else []},
+            WrittenQuestions)
         if not res.ok:
             return
-        for span, mention, offered in zip(batch, mentions, res.value.wordings()):
-            _keep(ctx, span, offered, mention, precheck, partner, tried, key_of(span),
-                  res.model)
+        info = {"span": span.id, **({"partner": partner["question"]} if partner else {})}
+        wordings = [q for q in res.value.questions
+                    if not partner or (span.fact["id"], clean_question(q)) not in tried]
+        if not wordings:  # the same wordings again: nothing new to read
+            cstore.record_candidates(ctx.store, [], stage=STAGE_QUESTION, key=key,
+                                     info={**info, "candidate_id": None,
+                                           "offered": res.value.questions})
+            return
+        question, answer, problems, offered = _choose(span, wordings, mention, precheck)
+        cand = make_candidate(
+            ctype="single_hop", question=question, answer=answer,
+            facts=[{**span.fact, "document_id": span.document_id}], language=span.language,
+            prompts=_prompts(ctx, "question", "reader"), model=res.model or ctx.model(),
+            seed_fact_id=span.fact["id"], document_id=span.document_id,
+            key=(span.id, partner["question"]) if partner else span.id)
+        if problems:
+            cand["verdict"] = "failed"
+            cand["rejection_reasons"] = [f"form: {p}" for p in problems]
+            cand["verification"] = [{"check": "form", "passed": False, "reason": p,
+                                     "source": "code"} for p in problems]
+        cstore.record_candidates(ctx.store, [cand], stage=STAGE_QUESTION, key=key,
+                                 info={**info, "candidate_id": cand["id"], "offered": offered})
 
-    await run_units(ctx, "questions", calls, one)
-
-
-def _keep(ctx: RunContext, span: Span, offered: list[str], mention: list[str],
-          precheck: Precheck | None, partner: dict | None, tried: set, key: str,
-          model: str | None) -> None:
-    """Store one span's candidate from the wordings offered for it (or only its ledger row
-    when nothing new was offered)."""
-    info = {"span": span.id, **({"partner": partner["question"]} if partner else {})}
-    wordings = [q for q in offered
-                if q.strip() and (not partner or (span.fact["id"], clean_question(q)) not in tried)]
-    if not wordings:  # nothing, or the same wordings again: nothing new to read
-        cstore.record_candidates(ctx.store, [], stage=STAGE_QUESTION, key=key,
-                                 info={**info, "candidate_id": None, "offered": offered})
-        return
-    question, answer, problems, offered = _choose(span, wordings, mention, precheck)
-    cand = make_candidate(
-        ctype="single_hop", question=question, answer=answer,
-        facts=[{**span.fact, "document_id": span.document_id}], language=span.language,
-        prompts=_prompts(ctx, "question", "reader"), model=model or ctx.model(),
-        seed_fact_id=span.fact["id"], document_id=span.document_id,
-        key=(span.id, partner["question"]) if partner else span.id)
-    if problems:
-        cand["verdict"] = "failed"
-        cand["rejection_reasons"] = [f"form: {p}" for p in problems]
-        cand["verification"] = [{"check": "form", "passed": False, "reason": p,
-                                 "source": "code"} for p in problems]
-    cstore.record_candidates(ctx.store, [cand], stage=STAGE_QUESTION, key=key,
-                             info={**info, "candidate_id": cand["id"], "offered": offered})
+    await run_units(ctx, "questions", spans, one)
 
 
 def _choose(span: Span, offered: list[str], mention: list[str],
@@ -154,13 +129,6 @@ def _choose(span: Span, offered: list[str], mention: list[str],
             best = (score, question, answer, [])
     _, question, answer, problems = best
     return question, answer, problems, offered
-
-
-def passage_variables(span: Span, mention: list[str]) -> dict:
-    """One passage of a question call, as the prompt's `passages` list takes it."""
-    return {"language": language_name(span.language), "title": span.title or "-",
-            "passage": _passage(span), "answer": span.answer, "kind": KIND_NAMES[span.kind],
-            "mention": [{"text": ", ".join(mention)}] if mention else []}
 
 
 def _passage(span: Span) -> str:

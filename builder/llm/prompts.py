@@ -34,9 +34,7 @@ Placeholders are `{{name}}`. Sections:
   says how the model reads it. Lines before the first line with a placeholder are a heading,
   written once before the elements and only when there are any. Elements of one line are
   written one per line; elements of several lines are separated by a blank line. An empty
-  list renders as nothing. A plain string given for a list variable is used as it is. An
-  element's own list fields are written through their `--- list` sections the same way (a
-  batch of passages, each with its optional hint line).
+  list renders as nothing. A plain string given for a list variable is used as it is.
 
 So every word the model reads is in a prompt file: Python passes data only.
 
@@ -75,13 +73,12 @@ class ListTemplate:
     def fields(self) -> set[str]:
         return {m.group(1) for m in _PLACEHOLDER.finditer(self.item)}
 
-    def render(self, items: list[dict], lists: dict[str, ListTemplate] | None = None) -> str:
-        """The elements as the model reads them; `lists` writes an element's own list fields."""
+    def render(self, items: list[dict]) -> str:
         if not items:
             return ""
         joiner = "\n\n" if "\n" in self.item else "\n"
-        body = joiner.join(_fill(self.item, {"number": n, **_nested(item, lists or {})})
-                           for n, item in enumerate(items, 1))
+        body = joiner.join(_fill(self.item, {"number": n, **item}) for n, item in
+                           enumerate(items, 1))
         return f"{self.heading}\n{body}" if self.heading else body
 
 
@@ -107,7 +104,7 @@ class Prompt:
             if isinstance(value, list):
                 if name not in self.lists:
                     raise KeyError(f"prompt {self.name!r} has no '--- list {name}' section")
-                out[name] = self.lists[name].render(value, self.lists)
+                out[name] = self.lists[name].render(value)
             else:
                 out[name] = str(value)
         return out
@@ -119,12 +116,6 @@ class Prompt:
             raise KeyError(f"prompt {self.name!r} needs {sorted(missing)}")
         values = self.fill(variables)
         return [{"role": role, "content": _fill(text, values)} for role, text in self.sections]
-
-
-def _nested(item: dict, lists: dict[str, ListTemplate]) -> dict:
-    """An element with its list fields written through their own sections."""
-    return {k: lists[k].render(v, lists) if isinstance(v, list) and k in lists else v
-            for k, v in item.items()}
 
 
 def _fill(template: str, values: dict[str, object]) -> str:

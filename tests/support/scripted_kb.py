@@ -105,7 +105,7 @@ def ideal(name: str, v, role: str):
     """A model that does each job right (see the module doc)."""
     if name == "question":
         passage, answer = v["passage"], v["answer"]
-        mention = re.sub(r"^The questions? must contain the words: ", "", v.get("mention") or "")
+        mention = re.sub(r"^The question must contain the words: ", "", v.get("mention") or "")
         subject = f"{mention + ' ' if mention else ''}{_subject(passage, answer)}"
         if _is_zh(passage):
             stem = passage.replace(answer, "").strip("。")
