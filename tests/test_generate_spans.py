@@ -62,6 +62,15 @@ def test_a_statement_holding_one_value_is_asked_before_one_holding_several():
     assert set(order[1:]) == {"$30", "$12", "$5"}
 
 
+def test_a_bounded_value_is_asked_before_a_bare_one_whatever_the_seed():
+    rooms = chunk("c5", "rooms.md",
+                  "The meeting room on the second floor can be booked for 45 minutes by any team. "
+                  "A desk in the quiet area can be booked for up to 3 hours on any working day.")
+    for seed in range(6):
+        order = [s.answer for s in plan_spans([rooms], {"c5": "Rooms"}, seed=seed)]
+        assert order[:2] == ["up to 3 hours", "45 minutes"], (seed, order)
+
+
 def test_a_capitalised_common_word_is_no_name_but_a_real_name_is():
     text = ("Every expense claim is sent to your Manager before the end of the month. "
             "A manager approves claims within a week. "
