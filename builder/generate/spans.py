@@ -301,10 +301,10 @@ def plan_spans(chunks: list[dict], titles: dict[str, str], seed: int,
 def _unbounded(span: Span) -> int:
     """0 for a value stated with its bound ("up to 18 weeks", "at least 26 weeks", "25 jours
     maximum": the lexicon's bounds), else 1. A bounded value states a rule, and the sentence
-    says what it bounds, so the question asks for that limit: on the development KBs (handbook
-    and beta-fr, seven runs each) 0.37 of the bounded values asked became right items, 0.10 of
-    the others (each KB alike: 0.39 against 0.18, 0.34 against 0.06), and the verified ones were
-    right 62% of the time against 35%."""
+    says what it bounds, so the question asks for that limit: on the development KBs (an
+    English handbook and a French guide, seven runs each) 0.37 of the bounded values asked
+    became right items, 0.10 of the others (each KB alike: 0.39 against 0.18, 0.34 against
+    0.06), and the verified ones were right 62% of the time against 35%."""
     return 0 if split_bound(span.answer, span.language)[0] else 1
 
 
