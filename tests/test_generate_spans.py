@@ -219,6 +219,36 @@ def test_a_difference_is_computed_only_under_one_bound_and_states_no_bound():
     assert difference_answer(p("at least 26 weeks"), p("up to 18 weeks")) is None
 
 
+@pytest.mark.parametrize(("lang", "answer", "direction"), [
+    ("en", "up to 18 weeks", "ceiling"), ("en", "within 30 days", "ceiling"),
+    ("en", "at least 26 weeks", "floor"), ("en", "5 days or more", "floor"),
+    ("en", "about 30 days", None), ("en", "30 days", None),
+    ("fr", "25 jours maximum", "ceiling"), ("fr", "au moins 3 mois", "floor"),
+    ("de", "bis zu 6 Wochen", "ceiling"), ("de", "mindestens 2 Jahre", "floor"),
+    ("es", "hasta 10 días", "ceiling"), ("ja", "5日以内", "ceiling"), ("zh", "至少3天", "floor")])
+def test_a_bound_is_read_as_a_ceiling_or_a_floor_in_every_language(lang, answer, direction):
+    from builder.text.values import bound_direction
+    assert bound_direction(answer, lang) == direction
+
+
+def test_a_threshold_amount_lies_past_the_limit_and_is_written_like_it():
+    from builder.generate.compose import threshold_amount
+
+    def p(answer: str, lang: str = "en") -> Part:
+        value = max(find_values(answer, lang), key=lambda v: len(v.text))
+        return Part({"id": answer, "answer": answer, "language": lang}, None, value)
+
+    assert threshold_amount(p("up to 18 weeks")) == "36 weeks"      # twice a ceiling
+    assert threshold_amount(p("up to £1,200 per year")) == "£2,400 per year"
+    assert threshold_amount(p("at least 26 weeks")) == "13 weeks"    # half a floor
+    assert threshold_amount(p("no more than 80%")) == "90%"          # a share stays under 100%
+    assert threshold_amount(p("25 jours maximum", "fr")) == "50 jours"
+    assert threshold_amount(p("mindestens 3 Monate", "de")) == "1,5 Monate"
+    # nothing to ask past: a bare or approximate value, a floor of one, a share of 100%
+    for answer in ("25 days", "about 30 days", "at least 1 day", "up to 100%"):
+        assert threshold_amount(p(answer)) is None, answer
+
+
 def test_a_total_and_a_yearly_value_are_not_paired_nor_compared():
     """"18 weeks" in all and "4 weeks a year" are no two sizes of one thing: no planned pair, no
     comparison, no difference; two yearly values are, and their difference keeps the period."""

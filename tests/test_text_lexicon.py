@@ -31,6 +31,11 @@ def test_every_language_supplies_every_concern(code):
     assert set(lex.months.values()) <= set(range(1, 13))
     assert {lex.months[m] for m in lex.months} == set(range(1, 13)), f"{code}: months incomplete"
     assert not (lex.yes & lex.no), f"{code}: a word is both yes and no"
+    assert lex.answer_no in lex.no
+    # a ceiling and a floor are bounds of the language, and no bound is both
+    bounds = set(lex.bounds_before) | set(lex.bounds_after)
+    assert lex.ceilings | lex.floors <= bounds, f"{code}: {(lex.ceilings | lex.floors) - bounds}"
+    assert not lex.ceilings & lex.floors, f"{code}: a bound is both a ceiling and a floor"
     assert {kind for kind, _ in lex.measures.values()} <= set(MEASURE_KINDS)
     assert all(exponent > 0 for exponent in lex.scales.values())
     # a citation noun comes before a context's position ("passage 2"): a function word, a

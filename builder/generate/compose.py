@@ -10,7 +10,13 @@ or copied by code:
   (the larger, with both values) is code's; a reader over the two parts' sentences must pick
   the same one;
 - reasoning: the same pairs; the question asks for the difference, the answer is code's
-  subtraction; the question must name both things and ask for a difference (lexicon cue);
+  subtraction; the question must name both things and ask for a difference (lexicon cue).
+  Where pairs run out, a threshold: one verified item whose answer is a ceiling or a floor ("up
+  to 18 weeks", "at least 26 weeks": the lexicon's bounds); code picks an amount beyond it (twice
+  a ceiling, half a floor), the model asks whether that amount is allowed, and the answer is
+  code's "no" with the limit; the question must state the amount unbounded and not the limit,
+  keep what the part asks, find the part's passage (BM25 top k), and a reader over what it finds
+  must give the limit;
 - ambiguous: two verified *parallel* items (answers.find_pairs: one frame, two labels); code
   takes the label out of the first question when it stands there (the model drops it
   otherwise); the question must name neither label, keep what the part asks, and find both
@@ -39,7 +45,8 @@ from builder.llm.prompts import load_sentences
 from builder.store import candidates as cstore
 from builder.text.language import language_name
 from builder.text.lexicon import lexicon
-from builder.text.values import Value, comparable, find_values, magnitudes, rate_of, split_bound
+from builder.text.values import (Value, bound_direction, bounded, comparable, find_values,
+                                  magnitudes, rate_of, split_bound)
 
 from builder.generate import reader
 from builder.generate.answers import Span, find_pairs, find_value_pairs
@@ -54,6 +61,7 @@ COMPOSED = ("comparative", "reasoning", "ambiguous", "multi_hop", "unanswerable"
 PROMPTS = {"comparative": "compose_comparative", "reasoning": "compose_difference",
            "ambiguous": "compose_ambiguous", "multi_hop": "compose_multi_hop",
            "unanswerable": "compose_unanswerable"}
+THRESHOLD = "compose_threshold"  # a reasoning item from one part: is an amount past its limit?
 MAX_USES = 2           # a verified item is a part of at most this many composed items
 MIN_RELATED = 0.25     # Jaccard of two questions' content terms: about the same attribute
 MAX_TOPIC_SHARE = 0.2  # a word in more chunks than this is what the whole KB is about
@@ -439,6 +447,73 @@ async def difference(ctx: RunContext, a: Part, b: Part) -> dict | None:
     return _decide(row, checks)
 
 
+def threshold_amount(p: Part) -> str | None:
+    """An amount past the part's limit, written like its answer: twice a ceiling ("up to 18
+    weeks" -> "36 weeks"), half a floor ("at least 26 weeks" -> "13 weeks"), halfway to 100% for
+    a percentage ceiling; far enough that a strict bound ("less than") and a loose one ("up to")
+    give the same answer. None for a bare, approximate or date value, or a floor under 2."""
+    direction = bound_direction(p.answer, p.language)
+    if direction is None or p.value is None or p.value.kind in ("date", "year"):
+        return None
+    n = _leading(p)
+    if direction == "floor":
+        if n < 2:
+            return None
+        amount = math.floor(n / 2) if n >= 4 else n / 2
+    elif p.value.kind == "percent":
+        if n >= 100:
+            return None
+        amount = round((n + 100) / 2)
+    else:
+        amount = n * 2
+    return with_number(_bare(p), amount, p.language)
+
+
+def _unbounded(question: str, amount: str, language: str) -> str | None:
+    """None when `question` states `amount` and none of it is bounded ("within 60 days" asks
+    something else: whether a limit holds, which is yes for any longer limit)."""
+    want = magnitudes(amount, language)
+    found = [v for v in find_values(question, language) if {v.magnitude} <= want]
+    if not found:
+        return "does not state the amount"
+    for v in found:
+        start, end = bounded(question, v.start, v.end, language)
+        if split_bound(question[start:end], language)[0]:
+            return "states the amount as a limit"
+    return None
+
+
+async def threshold(ctx: RunContext, p: Part, amount: str, kb: KnowledgeIndex) -> dict | None:
+    res = await ctx.call(THRESHOLD, {"language": language_name(p.language), "question": p.question,
+                                     "answer": p.answer, "amount": amount}, Rewritten)
+    if not res.ok:
+        return None
+    q = clean_question(res.value.question)
+    answer = f"{lexicon(p.language).answer_no.capitalize()}: {p.answer}"
+    row = _row("reasoning", q, answer, [p], ctx, THRESHOLD, res.model, amount)
+    frame = key_terms(p.question) - key_terms(p.answer)
+    kept = len(frame & key_terms(q)) / max(1, len(frame))
+    first = [w.casefold() for w in (p.question.split()[:1] + q.split()[:1])]
+    hits = kb.search(q, TOP_K)
+    checks = _form(q, p.language) + [
+        ("amount", _unbounded(q, amount, p.language)),
+        ("leak", None if not magnitudes(q, p.language) & magnitudes(p.answer, p.language)
+         else "the question states the limit"),
+        ("asks", None if len(first) == 2 and first[0] != first[1] else
+         "still asks for the value"),
+        ("frame", None if kept >= 0.5 else "no longer asks what the part asks"),
+        ("retrieval", None if p.cand["chunk_ids"][0] in {c["id"] for c in hits} else
+         f"the question does not find its passage (BM25 top {TOP_K})")]
+    if all(pr is None for _, pr in checks):
+        got = await reader.ask(ctx, q, pick_sentences(q, hits, kb.titles), p.language)
+        # the reader, asked whether the amount is allowed, must point at the limit
+        checks.append(("reader", "reader call failed" if got is None else
+                       None if got.grounded and magnitudes(p.answer, p.language)
+                       <= magnitudes(got.answer, p.language) else
+                       f"the reader answered {got.answer!r}"))
+    return _decide(row, checks)
+
+
 def without_label(question: str, label: str, language: str) -> str | None:
     """`question` with `label` taken out by code, when it stands there as whole words
     ("How many days of annual leave do part-time staff get?" without "part-time" -> "How many
@@ -625,11 +700,10 @@ async def compose_from_verified(ctx: RunContext, kb: KnowledgeIndex, spans: list
         return all(uses.get(p.cand["seed_fact_id"], 0) < MAX_USES for p in ps)
 
     def plan(kind: str, candidates, limit_tries: int) -> None:
-        need = want.get(kind, 0)
-        if need <= 0 or tried[kind] >= limit_tries:
+        if want.get(kind, 0) <= 0 or tried[kind] >= limit_tries:
             return
         for args in candidates:
-            if need <= 0:
+            if want[kind] <= 0:
                 break
             ps = [x for x in args if isinstance(x, Part)]
             key = stable_id(STAGE, kind, [p.cand["id"] for p in ps], [x for x in args
@@ -639,7 +713,7 @@ async def compose_from_verified(ctx: RunContext, kb: KnowledgeIndex, spans: list
             for p in ps:
                 uses[p.cand["seed_fact_id"]] = uses.get(p.cand["seed_fact_id"], 0) + 1
             units.append((kind, (key, *args)))
-            need -= 1
+            want[kind] -= 1
 
     pairs = value_pairs(parts, spans)
     cap = 4 * max(want.values(), default=0) + 4
@@ -648,6 +722,7 @@ async def compose_from_verified(ctx: RunContext, kb: KnowledgeIndex, spans: list
     plan("ambiguous", parallel_pairs(parts, spans), cap)
     plan("comparative", pairs, cap)
     plan("reasoning", [pr for pr in pairs if difference_answer(*pr)], cap)
+    plan("reasoning", [(p, amount) for p in parts if (amount := threshold_amount(p))], cap)
     plan("multi_hop", bridges(parts), cap)
     # a name the whole KB is about (the company, the product) is no sibling's to replace
     n_chunks = len(kb.chunks)
@@ -665,6 +740,8 @@ async def compose_from_verified(ctx: RunContext, kb: KnowledgeIndex, spans: list
         kind, (key, *args) = unit
         if kind == "comparative":
             row = await comparative(ctx, *args)
+        elif kind == "reasoning" and isinstance(args[1], str):
+            row = await threshold(ctx, *args, kb)
         elif kind == "reasoning":
             row = await difference(ctx, *args)
         elif kind == "ambiguous":

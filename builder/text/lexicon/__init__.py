@@ -11,7 +11,8 @@ compared by code, retrieval is BM25. What cannot be read from structure is here,
   "die", "come"): kept when the text's language is unknown (`unambiguous_stopwords`);
 - `generic_headers`: a table's first header cell that names no entity ("| Benefit | Basic |
   Gold |"): the entities are the other header cells;
-- `yes` / `no`: the first word of a yes/no answer;
+- `yes` / `no`: the first word of a yes/no answer (the first listed is how golden's own answers
+  say it);
 - `document_refs`: phrases that point at the text instead of naming a subject ("the text");
 - `difference`: phrases that ask by how much two values differ;
 - `percent`: words for "%";
@@ -30,7 +31,9 @@ compared by code, retrieval is BM25. What cannot be read from structure is here,
 - `dozen`: words for a dozen ("two dozen" = 24);
 - `measures`: units of measure other than durations -> "kind:unit" ("miles" -> length:mile);
 - `bounds_before` / `bounds_after`: words that bound a value, before or after it ("up to 5
-  days", "25 jours maximum", "5日以内"): an answer span keeps them (`builder.text.values`).
+  days", "25 jours maximum", "5日以内"): an answer span keeps them (`builder.text.values`);
+- `ceilings` / `floors`: those of the bounds that set a most ("up to", "within") or a least ("at
+  least", "or more"); an approximate one ("about") is neither.
 
 Scoring reads `negations` to `measures` (`builder.score.signals`, `builder.score.refusal`): their
 Chinese, Japanese and Korean entries are found inside words (those scripts put no space around
@@ -55,7 +58,7 @@ FALLBACK = "en"
 KEYS = ("stopwords", "filler", "homographs", "generic_headers", "yes", "no", "document_refs",
         "difference", "percent", "examples", "demonstratives", "numbers", "months", "units",
         "negations", "citations", "contrast", "framing", "scales", "dozen", "measures",
-        "bounds_before", "bounds_after")
+        "bounds_before", "bounds_after", "ceilings", "floors")
 OPTIONAL = ("filler", "homographs")
 DURATION_UNITS = ("second", "minute", "hour", "day", "workday", "week", "month", "year")
 MEASURE_KINDS = ("length", "mass", "money", "temperature")
@@ -88,6 +91,9 @@ class Lexicon:
     measures: dict[str, tuple[str, str]]  # word -> (kind, unit)
     bounds_before: tuple[str, ...]
     bounds_after: tuple[str, ...]
+    ceilings: frozenset[str]
+    floors: frozenset[str]
+    answer_no: str  # the first of `no`: how a composed answer says no
 
 
 def _base(code: str | None) -> str:
@@ -128,6 +134,9 @@ def lexicon(code: str | None) -> Lexicon:
         # longest first, so "up to a maximum of" wins over "up to"
         bounds_before=tuple(sorted((p.casefold() for p in raw["bounds_before"]), key=len, reverse=True)),
         bounds_after=tuple(sorted((p.casefold() for p in raw["bounds_after"]), key=len, reverse=True)),
+        ceilings=frozenset(p.casefold() for p in raw["ceilings"]),
+        floors=frozenset(p.casefold() for p in raw["floors"]),
+        answer_no=raw["no"].split()[0],
     )
 
 
