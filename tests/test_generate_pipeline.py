@@ -61,7 +61,7 @@ def test_ideal_model_reaches_n_with_composed_items(kb_store):
             assert c["chunk_ids"] == [] and c["evidence"] == [] and c["answer"] == REFUSAL
             assert "Tacoma" in c["question"]
         else:  # two parts, or one limit a threshold asks past
-            assert len(c["fact_ids"]) == (1 if compose.THRESHOLD in c["prompts"] else 2)
+            assert len(c["fact_ids"]) == (1 if is_threshold(c) else 2)
             assert c["hops"] == [[cid] for cid in c["chunk_ids"]]
     comparative = next(c for c in pool if c["type"] == "comparative")
     parts = [by_id[p] for p in (comparative["parent_id"],)] + [
@@ -161,38 +161,39 @@ def test_a_composer_that_names_one_side_gives_no_comparative(kb_store):
     assert summary.types["single_hop"].verified >= 7  # nothing relabelled: more single-hop items
 
 
-def thresholds(store):
-    return [c for c in load_candidates(store) if compose.THRESHOLD in c["prompts"]]
+def is_threshold(c: dict) -> bool:
+    return any(name.startswith("threshold_") for name in c["prompts"])
 
 
 def test_a_stated_limit_gives_a_reasoning_item_whose_no_is_code_s(kb_store):
     """Returns are accepted "within 30 days" (and, in the newer policy, 45): with no second
-    value to subtract, a reasoning item asks whether twice the limit is allowed; the answer,
-    no with the limit, is code's, and the item keeps its one part."""
-    run(kb_store, ScriptedLLM(ideal), n=10, mix={"single_hop": 0.5, "reasoning": 0.5})
-    made = thresholds(kb_store)
-    by_id = {c["id"]: c for c in load_candidates(kb_store)}
+    value to subtract, a reasoning item asks, after the limit's own verified question, whether
+    twice the limit is within it; the answer, no with the limit, is code's; no call is made for
+    it (here every composing call fails), and the item keeps its one part."""
+    llm = ScriptedLLM(with_overrides(**{name: lambda v: {} for name in compose.PROMPTS.values()}))
+    run(kb_store, llm, n=10, mix={"single_hop": 0.5, "reasoning": 0.5})
+    pool = load_candidates(kb_store)
+    made = [c for c in pool if is_threshold(c)]
+    by_id = {c["id"]: c for c in pool}
     assert made and all(c["verdict"] == "passed" and c["type"] == "reasoning" for c in made)
     for c in made:
         part = by_id[c["parent_id"]]
         assert part["type"] == "single_hop" and part["verdict"] == "passed"
         assert c["answer"] == f"No: {part['answer']}" and part["answer"].startswith("within")
         limit = int(part["answer"].split()[1])
-        assert f"{2 * limit} days" in c["question"] and f"{limit} days" not in c["question"]
+        assert c["question"] == f"{part['question']} Is {2 * limit} days within the limit?"
         assert c["fact_ids"] == part["fact_ids"] and c["chunk_ids"] == part["chunk_ids"]
+        assert c["generator_model"] == "code" and "threshold_ceiling.md" in c["prompts"]
 
 
-def test_a_threshold_that_states_a_limit_or_the_amount_as_a_limit_fails(kb_store):
-    def bad(v):  # "within 60 days" asks whether a limit holds: yes for any longer one
-        limit = v["answer"].split(" ", 1)[1]
-        return {"question": f"Are returns, usually {limit}, accepted within {v['amount']}?"}
-
-    run(kb_store, ScriptedLLM(with_overrides(compose_threshold=bad)), n=10,
-        mix={"single_hop": 0.5, "reasoning": 0.5})
-    made = thresholds(kb_store)
-    assert made and all(c["verdict"] == "failed" for c in made)
-    reasons = " ".join(r for c in made for r in c["rejection_reasons"])
-    assert "states the amount as a limit" in reasons and "states the limit" in reasons
+def test_a_threshold_sentence_is_read_from_the_prompts_folder_in_the_part_s_language(
+        kb_store, tmp_path):
+    (tmp_path / "threshold_ceiling.md").write_text(
+        "en: Would {amount} still be accepted?\nzh: {amount}可以吗？\n", encoding="utf-8")
+    run(kb_store, ScriptedLLM(ideal), n=10, mix={"single_hop": 0.5, "reasoning": 0.5},
+        prompts_dir=str(tmp_path))
+    made = [c for c in load_candidates(kb_store) if is_threshold(c)]
+    assert made and all(c["question"].endswith("days still be accepted?") for c in made)
 
 
 def test_one_question_with_two_answers_from_two_places_fails_both(kb_store):
@@ -267,8 +268,7 @@ def test_beyond_n_only_the_halves_of_harder_items_are_asked(kb_store, monkeypatc
     monkeypatch.setattr(pipeline, "write_questions", spy)
     # harder items can never be composed here (every composing call fails), so a run that
     # has n verified is always short of them
-    llm = ScriptedLLM(with_overrides(**{name: lambda v: {}
-                                        for name in [*compose.PROMPTS.values(), compose.THRESHOLD]}))
+    llm = ScriptedLLM(with_overrides(**{name: lambda v: {} for name in compose.PROMPTS.values()}))
     summary = run(kb_store, llm)
     beyond = [flags for done, flags in asked if done >= 10]
     assert summary.verified_total >= 10

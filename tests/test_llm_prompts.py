@@ -50,7 +50,7 @@ def test_the_header_may_cap_the_reply_and_a_bad_cap_names_the_file():
     ("question", 150),
     # one question (and two short names)
     ("compose_comparative", 120), ("compose_difference", 120), ("compose_multi_hop", 120),
-    ("compose_ambiguous", 100), ("compose_threshold", 100),
+    ("compose_ambiguous", 100),
     # three names
     ("compose_unanswerable", 80)])
 def test_the_short_reply_stages_cap_their_replies(name, cap):

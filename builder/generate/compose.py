@@ -12,11 +12,12 @@ or copied by code:
 - reasoning: the same pairs; the question asks for the difference, the answer is code's
   subtraction; the question must name both things and ask for a difference (lexicon cue).
   Where pairs run out, a threshold: one verified item whose answer is a ceiling or a floor ("up
-  to 18 weeks", "at least 26 weeks": the lexicon's bounds); code picks an amount beyond it (twice
-  a ceiling, half a floor), the model asks whether that amount is allowed, and the answer is
-  code's "no" with the limit; the question must state the amount unbounded and not the limit,
-  keep what the part asks, find the part's passage (BM25 top k), and a reader over what it finds
-  must give the limit;
+  to 18 weeks", "at least 26 weeks": the lexicon's bounds); code picks an amount past it (twice
+  a ceiling, half a floor) and asks, after the part's own question, whether that amount is
+  within the limit (a sentence file per direction, every language); the answer is code's "no"
+  with the limit. No model call: asked to write that question, the 1.5B model turned who pays
+  around, asked whether the amount was "excessive", or wrote it as a limit ("within 28 days"),
+  and its reader said "yes" to most of them (development set);
 - ambiguous: two verified *parallel* items (answers.find_pairs: one frame, two labels); code
   takes the label out of the first question when it stands there (the model drops it
   otherwise); the question must name neither label, keep what the part asks, and find both
@@ -43,9 +44,9 @@ from pydantic import BaseModel, Field, model_validator
 
 from builder.llm.prompts import load_sentences
 from builder.store import candidates as cstore
-from builder.text.language import language_name
+from builder.text.language import CJK_CHAR, language_name
 from builder.text.lexicon import lexicon
-from builder.text.values import (Value, bound_direction, bounded, comparable, find_values,
+from builder.text.values import (Value, bound_direction, comparable, find_values,
                                   magnitudes, rate_of, split_bound)
 
 from builder.generate import reader
@@ -61,7 +62,6 @@ COMPOSED = ("comparative", "reasoning", "ambiguous", "multi_hop", "unanswerable"
 PROMPTS = {"comparative": "compose_comparative", "reasoning": "compose_difference",
            "ambiguous": "compose_ambiguous", "multi_hop": "compose_multi_hop",
            "unanswerable": "compose_unanswerable"}
-THRESHOLD = "compose_threshold"  # a reasoning item from one part: is an amount past its limit?
 MAX_USES = 2           # a verified item is a part of at most this many composed items
 MIN_RELATED = 0.25     # Jaccard of two questions' content terms: about the same attribute
 MAX_TOPIC_SHARE = 0.2  # a word in more chunks than this is what the whole KB is about
@@ -319,7 +319,9 @@ def _sentences(*parts: Part) -> list[dict]:
 
 
 def _row(ctype: str, question: str, answer: str, parts: list[Part], ctx: RunContext,
-         prompt: str, model: str | None, key: str) -> dict:
+         prompt: str, model: str | None, key: str, versions: dict | None = None) -> dict:
+    """A composed candidate row; `versions` ({prompt or file: version}) defaults to the
+    composing prompt's and the reader's."""
     facts_ids, chunk_ids, hops, evidence = [], [], [], []
     for p in parts:
         facts_ids += p.cand["fact_ids"]
@@ -338,7 +340,8 @@ def _row(ctype: str, question: str, answer: str, parts: list[Part], ctx: RunCont
         "seed_fact_id": parts[0].cand.get("seed_fact_id"),
         "parent_id": parts[0].cand["id"], "document_id": parts[0].cand.get("document_id"),
         "generator_model": model or ctx.model(),
-        "prompts": {prompt: ctx.prompts[prompt].version, "reader": ctx.prompts["reader"].version},
+        "prompts": versions or {prompt: ctx.prompts[prompt].version,
+                                "reader": ctx.prompts["reader"].version},
         "verdict": "pending", "rejection_reasons": [],
     }
 
@@ -469,49 +472,24 @@ def threshold_amount(p: Part) -> str | None:
     return with_number(_bare(p), amount, p.language)
 
 
-def _unbounded(question: str, amount: str, language: str) -> str | None:
-    """None when `question` states `amount` and none of it is bounded ("within 60 days" asks
-    something else: whether a limit holds, which is yes for any longer limit)."""
-    want = magnitudes(amount, language)
-    found = [v for v in find_values(question, language) if {v.magnitude} <= want]
-    if not found:
-        return "does not state the amount"
-    for v in found:
-        start, end = bounded(question, v.start, v.end, language)
-        if split_bound(question[start:end], language)[0]:
-            return "states the amount as a limit"
-    return None
-
-
-async def threshold(ctx: RunContext, p: Part, amount: str, kb: KnowledgeIndex) -> dict | None:
-    res = await ctx.call(THRESHOLD, {"language": language_name(p.language), "question": p.question,
-                                     "answer": p.answer, "amount": amount}, Rewritten)
-    if not res.ok:
-        return None
-    q = clean_question(res.value.question)
+async def threshold(ctx: RunContext, p: Part, amount: str) -> dict:
+    """A reasoning item from one verified limit, with no LLM call: the part's own question (its
+    round trip already showed it asks for the limit, alone, in the KB's language) followed by
+    the sentence of `threshold_ceiling.md` or `threshold_floor.md` for its language, asking
+    whether `amount` (past the limit, `threshold_amount`) is within it; the answer is no with
+    the limit. Past a ceiling or short of a floor the no holds for an entitlement ("up to 18
+    weeks"), a deadline ("within 30 days") and a condition ("more than 50 staff") alike."""
+    source = f"threshold_{bound_direction(p.answer, p.language)}.md"
+    sentences = load_sentences(source, ctx.options.prompts_dir)
+    template = sentences.get(p.language) or sentences["en"]
+    ask = template.replace("{amount}", amount)
+    joiner = "" if CJK_CHAR.search(ask[:1] + p.question[-1:]) else " "
+    q = f"{p.question}{joiner}{ask}"
     answer = f"{lexicon(p.language).answer_no.capitalize()}: {p.answer}"
-    row = _row("reasoning", q, answer, [p], ctx, THRESHOLD, res.model, amount)
-    frame = key_terms(p.question) - key_terms(p.answer)
-    kept = len(frame & key_terms(q)) / max(1, len(frame))
-    first = [w.casefold() for w in (p.question.split()[:1] + q.split()[:1])]
-    hits = kb.search(q, TOP_K)
-    checks = _form(q, p.language) + [
-        ("amount", _unbounded(q, amount, p.language)),
-        ("leak", None if not magnitudes(q, p.language) & magnitudes(p.answer, p.language)
-         else "the question states the limit"),
-        ("asks", None if len(first) == 2 and first[0] != first[1] else
-         "still asks for the value"),
-        ("frame", None if kept >= 0.5 else "no longer asks what the part asks"),
-        ("retrieval", None if p.cand["chunk_ids"][0] in {c["id"] for c in hits} else
-         f"the question does not find its passage (BM25 top {TOP_K})")]
-    if all(pr is None for _, pr in checks):
-        got = await reader.ask(ctx, q, pick_sentences(q, hits, kb.titles), p.language)
-        # the reader, asked whether the amount is allowed, must point at the limit
-        checks.append(("reader", "reader call failed" if got is None else
-                       None if got.grounded and magnitudes(p.answer, p.language)
-                       <= magnitudes(got.answer, p.language) else
-                       f"the reader answered {got.answer!r}"))
-    return _decide(row, checks)
+    # the part's prompts wrote the question; the sentence's own text is the file's version
+    versions = {**(p.cand.get("prompts") or {}), source: stable_id(template)[:8]}
+    row = _row("reasoning", q, answer, [p], ctx, source, "code", amount, versions)
+    return _decide(row, [("form", shape_problem(q))])
 
 
 def without_label(question: str, label: str, language: str) -> str | None:
@@ -741,7 +719,7 @@ async def compose_from_verified(ctx: RunContext, kb: KnowledgeIndex, spans: list
         if kind == "comparative":
             row = await comparative(ctx, *args)
         elif kind == "reasoning" and isinstance(args[1], str):
-            row = await threshold(ctx, *args, kb)
+            row = await threshold(ctx, *args)
         elif kind == "reasoning":
             row = await difference(ctx, *args)
         elif kind == "ambiguous":

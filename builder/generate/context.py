@@ -29,7 +29,7 @@ _IN_UNIT: ContextVar[bool] = ContextVar("in_unit", default=False)  # set inside 
 
 PROMPT_NAMES = (
     "question", "reader", "compose_comparative", "compose_difference", "compose_ambiguous",
-    "compose_multi_hop", "compose_unanswerable", "compose_threshold",
+    "compose_multi_hop", "compose_unanswerable",
 )
 
 

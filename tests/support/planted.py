@@ -34,10 +34,6 @@ KB = {
         "Expenses are paid at the end of each month through the payroll. Occasional side "
         "projects, free or paid, are allowed with your manager's agreement.",
     ]),
-    "sickness.md": ("Sickness", [
-        "Staff can self-certify sickness for up to 7 days. A doctor's note is needed after "
-        "that.",
-    ]),
     "ladder.md": ("Developer", [
         "# Developer\n\n## D1 - Developer 1\n\n"
         "* **Scope**: works on well-defined tasks within one feature\n"
@@ -122,7 +118,6 @@ READER = {
     "Which is larger, the holiday each calendar year or the unused holiday staff carry over?":
         [("25 days", "25 days")],
     "How much holiday is there for the Tacoma office?": [("25 days", "25 days")],
-    "Can staff self-certify sickness for 14 days?": [("self-certify", "up to 7 days")],
 }
 
 
@@ -188,8 +183,6 @@ def planted_harder(store: Store) -> list[PlantedHarder]:
                        "What is the scope of a first-level developer?", label="D1 - Developer 1")
     d3 = part(store, "ladder.md#0", "owns a whole subsystem and its roadmap",
               "What is the scope of a D3 - Developer 3?", label="D3 - Developer 3")
-    sick = part(store, "sickness.md#0", "up to 7 days",
-                "For how many days can staff self-certify sickness?")
     names = {"first": "the holiday each calendar year",
              "second": "the unused holiday staff carry over"}
     return [
@@ -225,21 +218,6 @@ def planted_harder(store: Store) -> list[PlantedHarder]:
         PlantedHarder("an ambiguous item that no longer asks what its parts ask", "ambiguous",
                       {"question": "What does the ladder say?"},
                       (d1_reworded, d3), checks=frozenset({"frame"})),
-        PlantedHarder("a threshold that states its amount as a limit (yes for any longer limit)",
-                      "threshold", {"question": "Can staff self-certify sickness for up to 14 days?"},
-                      (sick, "14 days"), checks=frozenset({"amount"})),
-        PlantedHarder("a threshold that states the limit", "threshold",
-                      {"question": "Staff self-certify for 7 days; can they self-certify "
-                       "sickness for 14 days?"}, (sick, "14 days"), checks=frozenset({"leak"})),
-        PlantedHarder("a threshold that still asks for the value", "threshold",
-                      {"question": "For how many days can staff self-certify sickness after "
-                       "14 days?"}, (sick, "14 days"), checks=frozenset({"asks"})),
-        PlantedHarder("a threshold that asks about something else", "threshold",
-                      {"question": "Can staff carry over 14 days of unused holiday?"},
-                      (sick, "14 days"), checks=frozenset({"frame", "retrieval"})),
-        PlantedHarder("right: a threshold asking whether twice the limit is allowed", "threshold",
-                      {"question": "Can staff self-certify sickness for 14 days?"},
-                      (sick, "14 days"), bad=False),
         PlantedHarder("right: an ambiguous item, its label taken out by code", "ambiguous",
                       {}, (d1, d3), bad=False),
         PlantedHarder("right: a comparative asking which is larger", "comparative",
@@ -285,6 +263,6 @@ async def compose_planted(store: Store, llm, item: PlantedHarder) -> dict:
     kb = KnowledgeIndex(chunks, {c["id"]: c["title"] for c in chunks})
     fn = {"comparative": compose.comparative, "reasoning": compose.difference,
           "ambiguous": compose.ambiguous, "multi_hop": compose.multi_hop,
-          "unanswerable": compose.unanswerable, "threshold": compose.threshold}[item.kind]
-    needs_kb = item.kind in ("ambiguous", "multi_hop", "unanswerable", "threshold")
+          "unanswerable": compose.unanswerable}[item.kind]
+    needs_kb = item.kind in ("ambiguous", "multi_hop", "unanswerable")
     return await fn(ctx, *item.args, *((kb,) if needs_kb else ()))

@@ -6,8 +6,8 @@ The KB has what every composed kind needs: two membership tiers with different p
 
 The ideal model does each job right: its questions ask for exactly the answer they were given
 (and name their subject), its reader answers a question only when a sentence it is shown holds
-the registered answer, its composers name both things, drop what they are told to drop, put the amount they
-are given in a yes/no question, and propose a sibling name the KB never uses.
+the registered answer, its composers name both things, drop what they are told to drop, and
+propose a sibling name the KB never uses.
 """
 
 from __future__ import annotations
@@ -141,10 +141,6 @@ def ideal(name: str, v, role: str):
         return {"question": _asked(q, v["answer2"])}
     if name == "compose_unanswerable":
         return {"name": "Tacoma"}
-    if name == "compose_threshold":
-        about = re.sub(r",? which value applies\?$", "", v["question"])
-        q = f"Is {v['amount']} allowed {about[:1].lower()}{about[1:]}?"
-        return {"question": _asked(q, v["answer"])}
     raise AssertionError(f"unexpected prompt {name}")
 
 
