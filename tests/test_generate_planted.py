@@ -315,3 +315,33 @@ def test_the_composer_is_told_the_language_of_its_parts(parts, kind):
     row = asyncio.run(fn(ctx, holiday, carry))
     assert seen[0].startswith("French")
     assert row["verdict"] == "failed" and any("written in en" in r for r in row["rejection_reasons"])
+
+
+def test_a_threshold_asks_in_its_part_s_language_and_answers_no_by_code(tmp_path):
+    """A French limit ("25 jours maximum") gives its own question, then the French sentence of
+    `threshold_ceiling.md` with twice the limit, and "Non" with the limit; a Japanese floor
+    joins without a space; no call is made."""
+    from builder.text.values import find_values
+
+    store = build(tmp_path / "g.db")
+    ctx = _ctx(store, lambda n, v, r: AssertionError(f"no call expected, got {n}"))
+
+    def limit(question: str, answer: str, lang: str) -> compose.Part:
+        value = max(find_values(answer, lang), key=lambda v: len(v.text))
+        cand = {"id": answer, "question": question, "answer": answer, "language": lang,
+                "fact_ids": ["f"], "chunk_ids": ["c"], "evidence": [], "seed_fact_id": "f",
+                "document_id": "d", "prompts": {"question": "7"}}
+        return compose.Part(cand, None, value)
+
+    fr = asyncio.run(compose.threshold(
+        ctx, limit("Combien de jours de congé peut-on reporter ?", "25 jours maximum", "fr"),
+        "50 jours"))
+    assert fr["question"] == ("Combien de jours de congé peut-on reporter ? "
+                              "Est-ce que 50 jours respecte la limite ?")
+    assert fr["answer"] == "Non: 25 jours maximum" and fr["verdict"] == "passed"
+    assert fr["parent_id"] == "25 jours maximum" and fr["prompts"]["question"] == "7"
+    ja = asyncio.run(compose.threshold(
+        ctx, limit("育児休業は何週間以上必要ですか？", "26週間以上", "ja"), "13週間"))
+    assert ja["question"] == "育児休業は何週間以上必要ですか？13週間は下限を満たしますか？"
+    assert ja["answer"] == "いいえ: 26週間以上" and "threshold_floor.md" in ja["prompts"]
+    assert ctx.llm.calls == []

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -44,7 +45,7 @@ from pydantic import BaseModel, Field, model_validator
 
 from builder.llm.prompts import load_sentences
 from builder.store import candidates as cstore
-from builder.text.language import CJK_CHAR, language_name
+from builder.text.language import language_name
 from builder.text.lexicon import lexicon
 from builder.text.values import (Value, bound_direction, comparable, find_values,
                                   magnitudes, rate_of, split_bound)
@@ -483,7 +484,8 @@ async def threshold(ctx: RunContext, p: Part, amount: str) -> dict:
     sentences = load_sentences(source, ctx.options.prompts_dir)
     template = sentences.get(p.language) or sentences["en"]
     ask = template.replace("{amount}", amount)
-    joiner = "" if CJK_CHAR.search(ask[:1] + p.question[-1:]) else " "
+    # scripts written without spaces end a question with a wide mark ("？") or a character
+    joiner = "" if p.question[-1:] and unicodedata.east_asian_width(p.question[-1]) in "WF" else " "
     q = f"{p.question}{joiner}{ask}"
     answer = f"{lexicon(p.language).answer_no.capitalize()}: {p.answer}"
     # the part's prompts wrote the question; the sentence's own text is the file's version
