@@ -337,7 +337,7 @@ def test_a_threshold_asks_in_its_part_s_language_and_answers_no_by_code(tmp_path
         ctx, limit("Combien de jours de congé peut-on reporter ?", "25 jours maximum", "fr"),
         "50 jours"))
     assert fr["question"] == ("Combien de jours de congé peut-on reporter ? "
-                              "Est-ce que 50 jours respecte la limite ?")
+                              "50 jours, est-ce dans la limite ?")
     assert fr["answer"] == "Non: 25 jours maximum" and fr["verdict"] == "passed"
     assert fr["parent_id"] == "25 jours maximum" and fr["prompts"]["question"] == "7"
     ja = asyncio.run(compose.threshold(
