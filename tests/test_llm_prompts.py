@@ -121,3 +121,16 @@ def test_an_override_list_must_use_fields_the_stage_passes(tmp_path):
     with pytest.raises(InputError, match=r"\{\{sentences\}\} is a list: the prompt needs a "
                                          r"'--- list sentences' section"):
         load_prompt("reader", str(tmp_path))
+
+
+@pytest.mark.parametrize("filename", ["refusals.md", "threshold_ceiling.md", "threshold_floor.md"])
+def test_a_sentence_golden_writes_into_items_exists_for_every_supported_language(filename):
+    """A threshold or unanswerable item in a supported language reads in that language, never
+    the English fallback; a threshold sentence names the amount it asks about."""
+    from builder.text.lexicon import SUPPORTED
+
+    sentences = load_sentences(filename)
+    assert set(SUPPORTED) <= set(sentences), set(SUPPORTED) - set(sentences)
+    if filename.startswith("threshold_"):
+        assert all(s.count("{amount}") == 1 and s.rstrip().endswith(("?", "？"))
+                   for s in sentences.values())
