@@ -244,8 +244,9 @@ def test_a_threshold_amount_lies_past_the_limit_and_is_written_like_it():
     assert threshold_amount(p("no more than 80%")) == "90%"          # a share stays under 100%
     assert threshold_amount(p("25 jours maximum", "fr")) == "50 jours"
     assert threshold_amount(p("mindestens 3 Monate", "de")) == "1,5 Monate"
-    # nothing to ask past: a bare or approximate value, a floor of two ("1 days"), a share of 100%
-    for answer in ("25 days", "about 30 days", "at least 2 days", "up to 100%"):
+    # nothing to ask past: a bare or approximate value, a floor of two ("1 days"), a share of
+    # 100%, a number in words (only digits are rewritten: it would ask about the limit itself)
+    for answer in ("25 days", "about 30 days", "at least 2 days", "up to 100%", "up to two weeks"):
         assert threshold_amount(p(answer)) is None, answer
 
 

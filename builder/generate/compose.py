@@ -455,10 +455,12 @@ def threshold_amount(p: Part) -> str | None:
     """An amount past the part's limit, written like its answer: twice a ceiling ("up to 18
     weeks" -> "36 weeks"), half a floor ("at least 26 weeks" -> "13 weeks"), halfway to 100% for
     a percentage ceiling; far enough that a strict bound ("less than") and a loose one ("up to")
-    give the same answer. None for a bare, approximate or date value, or a floor under 3 (half
-    of 2 is 1: "1 days")."""
+    give the same answer. None for a bare, approximate or date value, a number written in words
+    (code rewrites digits only: "up to two weeks" would be asked about "two weeks" again), or a
+    floor under 3 (half of 2 is 1: "1 days")."""
     direction = bound_direction(p.answer, p.language)
-    if direction is None or p.value is None or p.value.kind in ("date", "year"):
+    if direction is None or p.value is None or p.value.kind in ("date", "year") \
+            or not re.search(r"\d", _bare(p)):
         return None
     n = _leading(p)
     if direction == "floor":
