@@ -443,6 +443,22 @@ def bounded(text: str, start: int, end: int, lang: str = "en") -> tuple[int, int
 def split_bound(answer: str, lang: str = "en") -> tuple[str, str]:
     """(the bound, the value) of an answer span `bounded` chose: ("up to", "£150") for "up to
     £150", ("", "25 days") for "25 days"; the bound's words as written, joined by a space."""
+    found, value = _bounds(answer, lang)
+    return " ".join(found), value
+
+
+def bound_direction(answer: str, lang: str = "en") -> str | None:
+    """"ceiling" when the answer's bound sets a most ("up to £150", "5日以内"), "floor" when it
+    sets a least ("at least 26 weeks", "25 jours minimum"); None for a bare or approximate value
+    ("about 30 days"), or one bounded both ways."""
+    lex = lexicon(lang)
+    found = {"ceiling" if b in lex.ceilings else "floor" if b in lex.floors else "neither"
+             for b in (w.casefold() for w in _bounds(answer, lang)[0])}
+    return found.pop() if len(found) == 1 and "neither" not in found else None
+
+
+def _bounds(answer: str, lang: str) -> tuple[list[str], str]:
+    """The bounds before and after the value (none, one or both, as written) and the value."""
     lex = lexicon(lang)
     found = []
     for bound in lex.bounds_before:
@@ -459,30 +475,7 @@ def split_bound(answer: str, lang: str = "en") -> tuple[str, str]:
             found.append(answer[len(rest):])
             answer = rest.rstrip(_SPACES)
             break
-    return " ".join(found), answer
-
-
-
-def bound_direction(answer: str, lang: str = "en") -> str | None:
-    """"ceiling" when the answer's bound sets a most ("up to £150", "5日以内"), "floor" when it
-    sets a least ("at least 26 weeks", "25 jours minimum"); None for a bare or approximate value
-    ("about 30 days"), or one bounded both ways."""
-    lex = lexicon(lang)
-    bound = split_bound(answer, lang)[0].casefold()
-    if not bound:
-        return None
-    found = {"ceiling" if words in lex.ceilings else "floor" if words in lex.floors else "neither"
-             for words in _bound_parts(bound, lex)}
-    return found.pop() if len(found) == 1 and "neither" not in found else None
-
-
-def _bound_parts(bound: str, lex) -> list[str]:
-    """The one or two bounds `split_bound` joined ("up to ... or less" -> "up to", "or less")."""
-    for before in lex.bounds_before:
-        if bound.startswith(before) and (bound == before or bound[len(before)] == " "):
-            rest = bound[len(before):].strip()
-            return [before, rest] if rest else [before]
-    return [bound]
+    return found, answer
 
 
 _SPACES = " \u00a0"
