@@ -530,6 +530,9 @@ LLM = ["--base-url", "http://127.0.0.1:9/v1", "--model", "m", "--dry-run"]
                                                  "{{secret_plan}}; the question prompt is given"),
     (["generate", *LLM, "--prompts", "badheader"], "badheader/question.prompt:1: expected "
                                                    "'key: value' in the prompt header"),
+    # a sentence file override whose threshold line never states the amount it asks about
+    (["generate", *LLM, "--prompts", "badsentence"], "badsentence/threshold_floor.md:2: the fr "
+                                                     "sentence must hold {amount} once"),
     (["review", "--annotator", "ann\nnext"], "bad annotator name 'ann\\nnext'"),
     (["review", "--run", "r1"], "--run only applies with --calibrate"),
 ])
@@ -539,6 +542,9 @@ def test_wrong_generate_and_review_options(work, args, message):
         "name: question\nversion: 9\n--- system\nAsk {{secret_plan}}.\n--- user\n{{passage}}\n")
     (work / "badheader").mkdir()
     (work / "badheader" / "question.prompt").write_text("question v9\n--- system\nx\n--- user\ny\n")
+    (work / "badsentence").mkdir()
+    (work / "badsentence" / "threshold_floor.md").write_text(
+        "en: Does {amount} meet the minimum?\nfr: Est-ce assez ?\n")
     db = work / "g.db"
     before = Snapshot(work, db)
     assert_input_error(invoke(db, *args), message)

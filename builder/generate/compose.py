@@ -43,7 +43,6 @@ from functools import cached_property
 
 from pydantic import BaseModel, Field, model_validator
 
-from builder.llm.prompts import load_sentences
 from builder.store import candidates as cstore
 from builder.text.language import language_name
 from builder.text.lexicon import lexicon
@@ -484,7 +483,7 @@ async def threshold(ctx: RunContext, p: Part, amount: str) -> dict:
     the limit. Past a ceiling or short of a floor the no holds for an entitlement ("up to 18
     weeks"), a deadline ("within 30 days") and a condition ("more than 50 staff") alike."""
     source = f"threshold_{bound_direction(p.answer, p.language)}.md"
-    sentences = load_sentences(source, ctx.options.prompts_dir)
+    sentences = ctx.sentences[source]
     template = sentences.get(p.language) or sentences["en"]
     ask = template.replace("{amount}", amount)
     # scripts written without spaces end a question with a wide mark ("？") or a character
@@ -651,7 +650,7 @@ async def unanswerable(ctx: RunContext, p: Part, name: str,
 
 
 def _refusal(ctx: RunContext, language: str) -> str:
-    sentences = load_sentences("refusals.md", ctx.options.prompts_dir)
+    sentences = ctx.sentences["refusals.md"]
     return sentences.get(language) or sentences.get("en") or ""
 
 

@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 from rich.progress import Progress
 
-from builder.llm.prompts import Prompt, load_prompt
+from builder.llm.prompts import Prompt, load_prompt, load_sentences
 from builder.llm.types import LLM, LLMResult, stop_if_deferred
 from builder.store.db import Store
 
@@ -27,6 +27,11 @@ from builder.generate.models import GenerateOptions
 T = TypeVar("T")
 _IN_UNIT: ContextVar[bool] = ContextVar("in_unit", default=False)  # set inside run_units' tasks
 
+# the sentence files composed items are written with (file -> the placeholder each line must
+# hold), read and checked once when a run starts, like the prompts: a bad override stops the
+# run before any call, not in the middle of composing
+SENTENCE_FILES = {"refusals.md": None, "threshold_ceiling.md": "{amount}",
+                  "threshold_floor.md": "{amount}"}
 PROMPT_NAMES = (
     "question", "reader", "compose_comparative", "compose_difference", "compose_ambiguous",
     "compose_multi_hop", "compose_unanswerable",
@@ -39,6 +44,7 @@ class RunContext:
     llm: LLM
     options: GenerateOptions
     prompts: dict[str, Prompt] = field(default_factory=dict)
+    sentences: dict[str, dict[str, str]] = field(default_factory=dict)  # file -> {language: text}
     progress: Progress | None = None
     calls: Counter = field(default_factory=Counter)       # stage -> LLM calls made this run
     failures: Counter = field(default_factory=Counter)    # stage -> failed calls
@@ -50,7 +56,10 @@ class RunContext:
     def create(cls, store: Store, llm: LLM, options: GenerateOptions,
                progress: Progress | None = None) -> "RunContext":
         prompts = {name: load_prompt(name, options.prompts_dir) for name in PROMPT_NAMES}
-        return cls(store=store, llm=llm, options=options, prompts=prompts, progress=progress)
+        sentences = {name: load_sentences(name, options.prompts_dir, needs)
+                     for name, needs in SENTENCE_FILES.items()}
+        return cls(store=store, llm=llm, options=options, prompts=prompts, progress=progress,
+                   sentences=sentences)
 
     def model(self, role: str = "generator", stage: str | None = None) -> str:
         try:

@@ -195,15 +195,21 @@ def load_prompt(name: str, prompts_dir: str | Path | None = None) -> Prompt:
     return prompt
 
 
-def load_sentences(filename: str, prompts_dir: str | Path | None = None) -> dict[str, str]:
+def load_sentences(filename: str, prompts_dir: str | Path | None = None,
+                   needs: str | None = None) -> dict[str, str]:
     """{language: sentence} from a sentence file of the prompts folder (`refusals.md`,
-    `ambiguous.md`): its `xx: sentence` lines; other lines are ignored. It must have `en`."""
+    `threshold_ceiling.md`): its `xx: sentence` lines; other lines are ignored. It must have
+    `en`, and every sentence must hold `needs` once (a placeholder such as "{amount}") when
+    given: an override without it would write items that never state what they ask about."""
     path, _ = prompt_file(filename, prompts_dir)
     out = {}
-    for line in _read_text(path).splitlines():
+    for n, line in enumerate(_read_text(path).splitlines(), 1):
         m = _SENTENCE_LINE.match(line.strip())
         if m:
             out[m.group(1)] = m.group(2).strip()
+            if needs and out[m.group(1)].count(needs) != 1:
+                raise InputError(f"the {m.group(1)} sentence must hold {needs} once",
+                                 path=str(path), line=n)
     if "en" not in out:
         raise InputError("needs an 'en: <sentence>' line", path=str(path))
     return out
