@@ -27,7 +27,6 @@ from __future__ import annotations
 import math
 
 from builder.store import candidates as cstore
-from builder.text.language import language_name
 
 from builder.generate import compose, dedup
 from builder.generate.answers import PAIR_KINDS, Span
@@ -36,7 +35,7 @@ from builder.generate.context import RunContext
 from builder.generate.form import question_problems
 from builder.generate.knowledge import MAX_SENTENCES, KnowledgeIndex
 from builder.generate.models import ReaderReply, WrittenQuestions
-from builder.generate.questions import KIND_NAMES, STAGE_QUESTION, write_questions
+from builder.generate.questions import STAGE_QUESTION, question_vars, write_questions
 from builder.generate.rivals import statement_rival
 from builder.generate.roundtrip import read_pending, retrieve, round_trip
 from builder.generate.spans import plan_spans
@@ -249,11 +248,8 @@ async def estimate(ctx: RunContext, chunks: list[dict], titles: dict[str, str],
     spans = plan_spans(chunks, titles, ctx.options.seed, plan)[: 2 * single]
     calls = {"question": len(spans), "reader": len(spans)}
     for span in spans:
-        await ctx.llm.structured(ctx.prompts["question"], {
-            "language": language_name(span.language), "title": span.title or "-",
-            "passage": span.statement, "answer": span.answer, "kind": KIND_NAMES[span.kind],
-            "mention": [], "partner": []},
-            WrittenQuestions, stage="question")
+        await ctx.llm.structured(ctx.prompts["question"], question_vars(span, [], None),
+                                 WrittenQuestions, stage="question")
         await ctx.llm.structured(ctx.prompts["reader"], {
             "sentences": [{"text": span.statement}] * MAX_SENTENCES,
             "question": span.statement}, ReaderReply, stage="reader", role="verifier")

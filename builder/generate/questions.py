@@ -69,12 +69,7 @@ async def write_questions(ctx: RunContext, kb: KnowledgeIndex, spans: list[Span]
         if key in done:
             return
         mention = span.mention or telling_words(span.statement, span.answer, span.language, kb)
-        res = await ctx.call("question", {
-            "language": language_name(span.language), "title": span.title or "-",
-            "passage": _passage(span), "answer": span.answer, "kind": KIND_NAMES[span.kind],
-            "mention": [{"text": ", ".join(mention)}] if mention else [],
-            "partner": [partner] if partner else []},
-            WrittenQuestions)
+        res = await ctx.call("question", question_vars(span, mention, partner), WrittenQuestions)
         if not res.ok:
             return
         info = {"span": span.id, **({"partner": partner["question"]} if partner else {})}
@@ -129,6 +124,30 @@ def _choose(span: Span, offered: list[str], mention: list[str],
             best = (score, question, answer, [])
     _, question, answer, problems = best
     return question, answer, problems, offered
+
+
+def question_vars(span: Span, mention: list[str], partner: dict | None) -> dict:
+    """What the question prompt is filled with for one span."""
+    return {"language": language_name(span.language), "title": span.title or "-",
+            "passage": _passage(span), **_around(span), "answer": span.answer,
+            "kind": KIND_NAMES[span.kind],
+            "mention": [{"text": ", ".join(mention)}] if mention else [],
+            "partner": [partner] if partner else []}
+
+
+def _around(span: Span) -> dict[str, str]:
+    """The passage before and after the answer, which the prompt marks where it stands. Told
+    only "Answer: 28 days", a small writer asks what such a value usually is (how long the
+    leave lasts); shown the words around it ("babies up to <answer>28 days</answer> old") it
+    can ask what the passage says it is. An answer the statement does not hold as written (a
+    code name taken from the raw markup) is marked after the passage."""
+    passage = _passage(span)
+    at = passage.find(span.answer)
+    if at < 0 and len(passage.casefold()) == len(passage):
+        at = passage.casefold().find(span.answer.casefold())
+    if at < 0:
+        return {"before": passage + " ", "after": ""}
+    return {"before": passage[:at], "after": passage[at + len(span.answer):]}
 
 
 def _passage(span: Span) -> str:
