@@ -60,3 +60,15 @@ def test_a_question_that_spells_out_the_acronym_it_asks_for_is_refused(question,
     from builder.generate.form import leak_problem
     got = leak_problem(question, answer, "fr" if "Quelle" in question else "en")
     assert (got == "the question spells out the abbreviation it asks for") is refused
+
+
+@pytest.mark.parametrize("question,answer,refused", [
+    ("What is the scheme for electric vehicles?", "Electric Vehicle", True),   # inflected
+    ("Quels documents les sous-traitants signent-ils ?", "Document signé", True),
+    ("How many days of leave can you carry over?", "five days", False),
+    ("Which scheme lets employees lease an electric car?", "Electric Vehicle", False),
+])
+def test_an_answer_whose_words_the_question_holds_inflected_is_refused(question, answer, refused):
+    from builder.generate.form import leak_problem
+    got = leak_problem(question, answer, "fr" if "Quels" in question else "en")
+    assert (got == "the answer only repeats words of the question") is refused

@@ -68,7 +68,8 @@ def document_ref_problem(question: str, language: str) -> str | None:
 def leak_problem(question: str, answer: str, language: str) -> str | None:
     """The answer, or its value, is in the question; or the question spells out what the
     answer abbreviates ("the code of relations between the public and the administration" ->
-    "CRPA"); or every content term of the answer is already in the question."""
+    "CRPA"); or every content term of the answer is already in the question, inflected or not
+    ("What is the scheme for electric vehicles?" -> "Electric Vehicle")."""
     if contains(question, answer):
         return "the question contains its answer"
     nums = magnitudes(answer, language)
@@ -79,7 +80,7 @@ def leak_problem(question: str, answer: str, language: str) -> str | None:
         if _initials_spell(letters, question):
             return "the question spells out the abbreviation it asks for"
     terms = key_terms(answer)
-    if terms and terms <= key_terms(question):
+    if terms and (terms <= key_terms(question) or _names_words(question, answer)):
         return "the answer only repeats words of the question"
     return None
 
@@ -121,6 +122,14 @@ def mention_problem(question: str, mention: list[str]) -> str | None:
     return f"does not name {missing[0]!r}" if missing else None
 
 
+def nearby_problem(question: str, nearby: list[str]) -> str | None:
+    """None when the question uses one of the words next to its answer (Span.nearby),
+    inflected or not; there is nothing to check when there are none."""
+    if not nearby or any(contains(question, w) or _names_words(question, w) for w in nearby):
+        return None
+    return f"does not say what its answer is (none of {', '.join(map(repr, nearby))})"
+
+
 def _names_words(question: str, phrase: str) -> bool:
     asked = [t for t in tokens(question)]
     words = [t for t in tokens(phrase) if key_terms(t)]
@@ -146,10 +155,11 @@ def heading_problem(question: str, title: str) -> str | None:
 
 
 def question_problems(question: str, *, answer: str, language: str, statement: str,
-                      mention: list[str] | None = None, title: str = "") -> list[str]:
+                      mention: list[str] | None = None, title: str = "",
+                      nearby: list[str] | None = None) -> list[str]:
     """Every reason code finds to reject a single-hop question, in a fixed order."""
     checks = (shape_problem(question), language_problem(question, language),
               document_ref_problem(question, language), leak_problem(question, answer, language),
               copy_problem(question, statement), heading_problem(question, title),
-              mention_problem(question, mention or []))
+              mention_problem(question, mention or []), nearby_problem(question, nearby or []))
     return [c for c in checks if c]

@@ -53,7 +53,8 @@ async def judge_question(ctx: RunContext, kb: KnowledgeIndex, question: str,
     none when it passes. The waves run the same two steps apart (all questions of a wave, then
     all round trips), so that calls of one prompt run back to back."""
     problems = question_problems(question, answer=span.answer, language=span.language,
-                                 statement=span.statement, mention=span.mention, title=span.title)
+                                 statement=span.statement, mention=span.mention, title=span.title,
+                                 nearby=span.nearby)
     if problems:
         return [f"form: {p}" for p in problems]
     reading = await round_trip(ctx, question, span.answer, span.chunk_id, span.language, kb)

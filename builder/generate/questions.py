@@ -112,7 +112,7 @@ def _choose(span: Span, offered: list[str], mention: list[str],
         answer = span.answer_for(question)
         problems = question_problems(question, answer=answer, language=span.language,
                                      statement=span.statement, mention=mention,
-                                     title=span.title)
+                                     title=span.title, nearby=span.nearby)
         if problems:
             if best is None:
                 best = ((2, 0, order), question, answer, problems)
@@ -132,6 +132,7 @@ def question_vars(span: Span, mention: list[str], partner: dict | None) -> dict:
             "passage": _passage(span), **_around(span), "answer": span.answer,
             "kind": KIND_NAMES[span.kind],
             "mention": [{"text": ", ".join(mention)}] if mention else [],
+            "nearby": [{"text": ", ".join(span.nearby)}] if span.nearby else [],
             "partner": [partner] if partner else []}
 
 

@@ -86,9 +86,10 @@ def planted_single(store: Store) -> list[tuple[str, str, Span, set[str]]]:
          {"form"}),
         ("copies its passage", "We offer how many days of holiday plus bank holidays each "
          "calendar year?", days25, {"form"}),
+        # also silent on what its answer is: neither word next to "5 days" ("carry", "unused")
         ("vague: another value answers it", "How many days of holiday are there?", days5,
-         {"round_trip"}),
-        ("needs context it does not state", "What is the limit?", days5, {"round_trip"}),
+         {"round_trip", "form"}),
+        ("needs context it does not state", "What is the limit?", days5, {"round_trip", "form"}),
         ("asks for something else", "How many bank holidays are there each calendar year?",
          days25, {"round_trip"}),
     ]

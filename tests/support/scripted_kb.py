@@ -106,7 +106,10 @@ def ideal(name: str, v, role: str):
     if name == "question":
         passage, answer = v["passage"], v["answer"]
         mention = re.sub(r"^The question must contain the words: ", "", v.get("mention") or "")
-        subject = f"{mention + ' ' if mention else ''}{_subject(passage, answer)}"
+        # of the words next to the answer, one is to be used: the first
+        near = re.sub(r"^The question must use one of these words next to the answer: ", "",
+                      v.get("nearby") or "").split(",")[0].strip()
+        subject = " ".join(w for w in (mention, near, _subject(passage, answer)) if w)
         if _is_zh(passage):
             stem = passage.replace(answer, "").strip("。")
             q = f"{stem[:6]}是多少？"
