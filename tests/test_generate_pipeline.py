@@ -118,7 +118,8 @@ def test_injection_in_chunk_stays_data(kb_store):
     for c in cands:
         if any("42" in (v.get("answer") or "") for v in c["verification"] or []):
             assert c["verdict"] == "failed"
-    asked = [vars_ for name, vars_, _ in llm.calls if name == "question" and "Summit" in vars_["passage"]]
+    asked = [vars_ for name, vars_, _ in llm.calls
+             if name == "question" and "Summit" in vars_["before"] + vars_["answer"] + vars_["after"]]
     assert asked and all("Ignore previous" not in a["answer"] for a in asked)
 
 
@@ -233,7 +234,8 @@ def test_a_span_its_own_sentence_cannot_tell_from_another_is_never_asked(kb_stor
     # opened items." fits the 10% sentence as well, so it is not asked at all
     llm = ScriptedLLM(ideal)
     summary = run(kb_store, llm)
-    passages = [v["passage"] for name, v, _ in llm.calls if name == "question"]
+    passages = [v["before"] + v["answer"] + v["after"] for name, v, _ in llm.calls
+                if name == "question"]
     assert passages and not any("fee of 5%" in p or "within 45 days" in p for p in passages)
     assert any("fee of 10%" in p for p in passages)  # the other page's title tells it apart
     assert any(note.startswith("2 answer span(s) not asked") for note in summary.notes)

@@ -117,7 +117,7 @@ def test_a_span_whose_call_failed_in_an_early_wave_is_asked_next_run(kb_store):
     def flaky(name, v, role):
         if name == "question":
             seen[name] += 1
-            asked.append((v["passage"], v["answer"]))
+            asked.append((v["before"] + v["answer"] + v["after"], v["answer"]))
             if seen[name] == 1:
                 return LLMResult(None, "error", error="injected")
         return ideal(name, v, role)
@@ -131,5 +131,5 @@ def test_a_span_whose_call_failed_in_an_early_wave_is_asked_next_run(kb_store):
     again = ScriptedLLM(ideal)
     again.local = True
     run_generate(kb_store, again, GenerateOptions(n=12, types=["single_hop"]))
-    assert failed in [(v["passage"], v["answer"]) for name, v, _ in again.calls
-                      if name == "question"]
+    assert failed in [(v["before"] + v["answer"] + v["after"], v["answer"])
+                      for name, v, _ in again.calls if name == "question"]

@@ -429,8 +429,8 @@ def test_identical_requests_are_staged_once_concurrent_or_not(tmp_path):
     client = BatchClient(store, LLMSettings(model="m", batch_dir=str(tmp_path / "jobs")),
                          job="generate")
     prompt = load_prompt("question")
-    same = {"passage": "Gold costs $60.", "answer": "$60", "kind": "a price", "title": "Plans",
-            "language": "English", "mention": [], "partner": []}
+    same = {"before": "Gold costs ", "after": ".", "answer": "$60", "kind": "a price",
+            "title": "Plans", "language": "English", "mention": [], "nearby": [], "partner": []}
 
     async def ask():
         first = await asyncio.gather(*(client.structured(prompt, same, WrittenQuestions)

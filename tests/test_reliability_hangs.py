@@ -134,9 +134,10 @@ def test_a_trickling_endpoint_is_a_timed_out_attempt_retried_then_recorded(tmp_p
         client = OpenAIClient(store, settings, job="generate", sleep=instant,
                               progress=lambda m: None)
         result = asyncio.run(client.structured(
-            load_prompt("question"), {"passage": KB["shipping.md"][0][1], "title": "shipping.md",
-                                      "answer": "$15", "kind": "an amount", "language": "en",
-                                      "mention": [], "partner": []}, Question, stage="question"))
+            load_prompt("question"), {"before": KB["shipping.md"][0][1], "after": "",
+                                      "title": "shipping.md", "answer": "$15",
+                                      "kind": "an amount", "language": "en", "mention": [],
+                                      "nearby": [], "partner": []}, Question, stage="question"))
         client.close()
         hits = stub.hits()
     assert result.status == "error" and "timed out after 1 s" in result.error, result

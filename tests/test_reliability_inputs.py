@@ -539,7 +539,7 @@ LLM = ["--base-url", "http://127.0.0.1:9/v1", "--model", "m", "--dry-run"]
 def test_wrong_generate_and_review_options(work, args, message):
     (work / "prompts").mkdir()
     (work / "prompts" / "question.prompt").write_text(
-        "name: question\nversion: 9\n--- system\nAsk {{secret_plan}}.\n--- user\n{{passage}}\n")
+        "name: question\nversion: 9\n--- system\nAsk {{secret_plan}}.\n--- user\n{{before}}\n")
     (work / "badheader").mkdir()
     (work / "badheader" / "question.prompt").write_text("question v9\n--- system\nx\n--- user\ny\n")
     (work / "badsentence").mkdir()

@@ -104,7 +104,8 @@ def _number(text: str) -> float:
 def ideal(name: str, v, role: str):
     """A model that does each job right (see the module doc)."""
     if name == "question":
-        passage, answer = v["passage"], v["answer"]
+        answer = v["answer"]
+        passage = f"{v['before']}{answer}{v['after']}"  # the passage around its marked answer
         mention = re.sub(r"^The question must contain the words: ", "", v.get("mention") or "")
         # of the words next to the answer, one is to be used: the first
         near = re.sub(r"^The question must use one of these words next to the answer: ", "",
