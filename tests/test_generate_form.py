@@ -72,3 +72,12 @@ def test_an_answer_whose_words_the_question_holds_inflected_is_refused(question,
     from builder.generate.form import leak_problem
     got = leak_problem(question, answer, "fr" if "Quels" in question else "en")
     assert (got == "the answer only repeats words of the question") is refused
+
+
+def test_words_written_with_decomposed_accents_are_whole_words():
+    from builder.generate.terms import key_terms, tokens
+    decomposed = "chiffre d’affaires infe\u0301rieur a\u0300 33 200 €"
+    assert "inférieur" in tokens(decomposed)
+    assert key_terms(decomposed) & key_terms("Quel chiffre d'affaires inférieur ?") >= {"inférieur"}
+    from builder.generate.form import contains
+    assert contains("Quel est le plafond de chiffre d'affaires inférieur ?", "infe\u0301rieur")

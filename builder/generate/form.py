@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import re
+import unicodedata
 
 from builder.text.language import CJK_CHAR, detect_language
 from builder.text.lexicon import lexicon
@@ -22,7 +23,8 @@ MIN_WORDS, MAX_WORDS = 3, 40
 
 
 def _norm(text: str) -> str:
-    return " ".join(re.sub(r"[^\w%$€£¥]+", " ", text.casefold()).split())
+    """Casefolded words, composed (NFC) as `terms.tokens` reads them."""
+    return " ".join(re.sub(r"[^\w%$€£¥]+", " ", unicodedata.normalize("NFC", text).casefold()).split())
 
 
 def contains(text: str, phrase: str) -> bool:

@@ -9,6 +9,7 @@ text is split into words; runs of CJK characters are split into overlapping char
 from __future__ import annotations
 
 import re
+import unicodedata
 from decimal import Decimal, InvalidOperation
 
 from builder.text.language import HAN as _CJK
@@ -29,9 +30,12 @@ _NUMBER = re.compile(r"(?<![A-Za-z0-9_.])(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?")
 
 
 def tokens(text: str) -> list[str]:
-    """Lowercased word tokens; CJK runs become character bigrams (a lone character stays)."""
+    """Lowercased word tokens; CJK runs become character bigrams (a lone character stays).
+    Text is read composed (NFC): a file written with decomposed accents ("e" + U+0301, as
+    some editors save) would otherwise split "supérieur" at its accent into "sup", "rieur",
+    and no question typed the usual way would share the word."""
     out: list[str] = []
-    for tok in _TOKEN.findall(text.lower()):
+    for tok in _TOKEN.findall(unicodedata.normalize("NFC", text).lower()):
         if _CJK_RUN.match(tok):
             if len(tok) == 1:
                 out.append(tok)
