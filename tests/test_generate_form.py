@@ -44,34 +44,32 @@ def test_a_mention_may_be_inflected_but_not_replaced():
     assert mention_problem("How many days trigger a formal meeting?", ["informal"])
 
 
-@pytest.mark.parametrize("question,answer,refused", [
+SPELLS = "the question spells out the abbreviation it asks for"
+REPEATS = "the answer only repeats words of the question"
+
+
+@pytest.mark.parametrize("question,answer,language,reason", [
     # the expansion gives one letter a word, short words passed over
-    ("What is the short name of the General Data Protection Regulation of the EU?", "GDPR", True),
+    ("What is the short name of the General Data Protection Regulation of the EU?", "GDPR", "en",
+     SPELLS),
     # two or three letters a word for a longer acronym, in any language
     ("Quelle est l'autorité de régulation de la communication audiovisuelle et numérique ?",
-     "ARCOM", True),
-    ("Which unit does the Central Processing Unit name?", "CPU", True),
+     "ARCOM", "fr", SPELLS),
+    ("Which unit does the Central Processing Unit name?", "CPU", "en", SPELLS),
     # an acronym the question does not spell out
-    ("Which authority regulates broadcasting in France?", "ARCOM", False),
-    ("Which format stores the exported dataset?", "JSONL", False),
-    ("Who approves a request for parental leave?", "HR", False),
+    ("Which authority regulates broadcasting in France?", "ARCOM", "en", None),
+    ("Which format stores the exported dataset?", "JSONL", "en", None),
+    ("Who approves a request for parental leave?", "HR", "en", None),
+    # every word of the answer already in the question, inflected or not
+    ("What is the scheme for electric vehicles?", "Electric Vehicle", "en", REPEATS),
+    ("Quels documents les sous-traitants signent-ils ?", "Document signé", "fr", REPEATS),
+    ("How many days of leave can you carry over?", "five days", "en", None),
+    ("Which scheme lets employees lease an electric car?", "Electric Vehicle", "en", None),
 ])
-def test_a_question_that_spells_out_the_acronym_it_asks_for_is_refused(question, answer, refused):
+def test_a_question_that_holds_its_answer_in_other_words_is_refused(question, answer, language,
+                                                                   reason):
     from builder.generate.form import leak_problem
-    got = leak_problem(question, answer, "fr" if "Quelle" in question else "en")
-    assert (got == "the question spells out the abbreviation it asks for") is refused
-
-
-@pytest.mark.parametrize("question,answer,refused", [
-    ("What is the scheme for electric vehicles?", "Electric Vehicle", True),   # inflected
-    ("Quels documents les sous-traitants signent-ils ?", "Document signé", True),
-    ("How many days of leave can you carry over?", "five days", False),
-    ("Which scheme lets employees lease an electric car?", "Electric Vehicle", False),
-])
-def test_an_answer_whose_words_the_question_holds_inflected_is_refused(question, answer, refused):
-    from builder.generate.form import leak_problem
-    got = leak_problem(question, answer, "fr" if "Quels" in question else "en")
-    assert (got == "the answer only repeats words of the question") is refused
+    assert leak_problem(question, answer, language) == reason
 
 
 def test_words_written_with_decomposed_accents_are_whole_words():
