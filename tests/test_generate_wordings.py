@@ -106,3 +106,18 @@ def test_a_question_that_uses_no_word_next_to_its_answer_is_refused():
     # the writer is told the words
     user = load_prompt("question").render(question_vars(span, [], None))[-1]["content"]
     assert "The question must use one of these words next to the answer: give, notice" in user
+
+
+def test_words_next_to_an_answer_in_scripts_without_spaces_are_found_as_text():
+    for statement, answer, language, question in [
+        ("会員は8週間前に通知が必要です。", "8週間", "ja", "会員は何週間前に通知が必要ですか？"),
+        ("회원은 8주 전에 통지해야 합니다.", "8주", "ko", "회원이 몇 주 전에 통지해야 합니까?"),
+        ("员工须提前30天提交报销。", "30天", "zh", "报销需要员工提前多少天申请？"),
+    ]:
+        span = _value(statement, answer, language)
+        assert span.nearby and question_problems(
+            question, answer=answer, language=language, statement=statement,
+            nearby=span.nearby) == [], (language, span.nearby)
+    span = _value("员工须提前30天提交报销。", "30天", "zh")
+    assert question_problems("员工的报销期限是多少天？", answer="30天", language="zh",
+                             statement=span.statement, nearby=span.nearby)

@@ -12,7 +12,7 @@ import difflib
 import re
 import unicodedata
 
-from builder.text.language import CJK_CHAR, detect_language
+from builder.text.language import CJK_CHAR, HANGUL, detect_language
 from builder.text.lexicon import lexicon
 from builder.text.values import magnitudes
 
@@ -20,6 +20,7 @@ from builder.generate.terms import key_terms, tokens
 
 MAX_COPY = 0.8        # token-sequence similarity to the statement above which it is a copy
 MIN_WORDS, MAX_WORDS = 3, 40
+HANGUL_CHAR = re.compile(f"[{HANGUL}]")
 
 
 def _norm(text: str) -> str:
@@ -127,9 +128,20 @@ def mention_problem(question: str, mention: list[str]) -> str | None:
 def nearby_problem(question: str, nearby: list[str]) -> str | None:
     """None when the question uses one of the words next to its answer (Span.nearby),
     inflected or not; there is nothing to check when there are none."""
-    if not nearby or any(contains(question, w) or _names_words(question, w) for w in nearby):
+    if not nearby or any(_uses(question, w) for w in nearby):
         return None
     return f"does not say what its answer is (none of {', '.join(map(repr, nearby))})"
+
+
+def _uses(question: str, word: str) -> bool:
+    """Whether the question uses `word`, inflected or not. Scripts written without spaces are
+    searched as text ("前" in "何週間前に"); a Korean word may end in another particle
+    ("회원은" is used by "회원이")."""
+    if CJK_CHAR.search(word):
+        folded = unicodedata.normalize("NFC", question).casefold()
+        return word in folded or (bool(HANGUL_CHAR.search(word)) and len(word) >= 2
+                                  and word[:-1] in folded)
+    return contains(question, word) or _names_words(question, word)
 
 
 def _names_words(question: str, phrase: str) -> bool:
