@@ -15,6 +15,7 @@ import difflib
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from builder.text.lexicon import all_stopwords, lexicon
 from builder.text.markdown import plain
@@ -25,6 +26,14 @@ from builder.generate.terms import key_terms, names_something, tokens
 
 VALUE_KINDS = ("amount", "percent", "duration", "date", "quantity", "year", "count")
 PAIR_KINDS = ("comparative", "reasoning", "ambiguous")  # harder kinds built from a Pair
+
+
+@lru_cache(maxsize=None)
+def _passed_over(language: str) -> frozenset[str]:
+    """Words `Span.nearby` passes over: function words of any language, and the words of the
+    language's bounds ("up" of "up to")."""
+    lex = lexicon(language)
+    return all_stopwords() | {w for b in lex.bounds_before + lex.bounds_after for w in tokens(b)}
 
 
 @dataclass
@@ -68,9 +77,7 @@ class Span:
         before = tokens(plain(self.statement[:at]))
         after = tokens(plain(self.statement[at + len(self.answer):]))
         own = key_terms(self.answer)
-        # function words of any language, and the words of a bound ("up" of "up to")
-        lex = lexicon(self.language)
-        skip = all_stopwords() | {w for b in lex.bounds_before + lex.bounds_after for w in tokens(b)}
+        skip = _passed_over(self.language)
         out: list[str] = []
         for side in (reversed(before), after):
             word = next((t for t in side if not t.isdigit() and t not in skip

@@ -138,7 +138,7 @@ def _uses(question: str, word: str) -> bool:
     searched as text ("前" in "何週間前に"); a Korean word may end in another particle
     ("회원은" is used by "회원이")."""
     if CJK_CHAR.search(word):
-        folded = unicodedata.normalize("NFC", question).casefold()
+        folded = _norm(question)
         return word in folded or (bool(HANGUL_CHAR.search(word)) and len(word) >= 2
                                   and word[:-1] in folded)
     return contains(question, word) or _names_words(question, word)

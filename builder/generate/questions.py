@@ -128,11 +128,12 @@ def _choose(span: Span, offered: list[str], mention: list[str],
 
 def question_vars(span: Span, mention: list[str], partner: dict | None) -> dict:
     """What the question prompt is filled with for one span."""
+    nearby = span.nearby
     return {"language": language_name(span.language), "title": span.title or "-",
             **_around(span), "answer": span.answer,
             "kind": KIND_NAMES[span.kind],
             "mention": [{"text": ", ".join(mention)}] if mention else [],
-            "nearby": [{"text": ", ".join(span.nearby)}] if span.nearby else [],
+            "nearby": [{"text": ", ".join(nearby)}] if nearby else [],
             "partner": [partner] if partner else []}
 
 
