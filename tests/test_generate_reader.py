@@ -92,3 +92,35 @@ def test_a_value_the_reader_restates_in_english_is_grounded_by_its_value_in_the_
     twice = sentences + [{"text": "x", "sentence": "Les avoirs sont remboursés sous 30 jours."}]
     assert not asyncio.run(ask(reader("30 days", 0), "?", twice, "fr")).grounded
     assert asyncio.run(ask(reader("30 days", 3), "?", twice, "fr")).sentence == twice[2]["sentence"]
+
+
+def test_months_and_a_magnitude_stated_twice_are_restated_values_too():
+    """"6 months" is a count of months read as French and a duration read as English: each
+    reading is tried on its own. "112 jours ... soit 16 semaines" states one magnitude twice:
+    the words with the answer's number are the ones it restates."""
+    import asyncio
+    from types import SimpleNamespace
+
+    from builder.generate.models import ReaderReply
+    from builder.generate.reader import ask
+
+    leave = ("Vous avez droit au même congé que les salariés : 112 jours, répartis en 6 semaines "
+             "de congé prénatal et 10 semaines de postnatal, soit 16 semaines.")
+    sentences = [{"text": "Comité: revoir la Startup 6 mois après son lancement.",
+                  "sentence": "Le sponsor revoit la Startup 6 mois après son lancement."},
+                 {"text": f"Maternité: {leave}", "sentence": leave}]
+
+    def reader(answer: str, named: int):
+        async def call(name, variables, output, role=None):
+            return SimpleNamespace(ok=True, value=ReaderReply(sentence=named, answer=answer))
+        return SimpleNamespace(call=call)
+
+    def read(answer: str, named: int):
+        got = asyncio.run(ask(reader(answer, named), "?", sentences, "fr"))
+        return got.answer if got.grounded else None
+
+    assert read("6 months", 1) == "6 mois"
+    assert read("112 days", 2) == "112 jours"
+    assert read("16 weeks", 2) == "16 semaines"
+    assert read("8 months", 1) is None          # a magnitude the sentence does not state
+    assert read("20 weeks", 2) is None

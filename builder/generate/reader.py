@@ -12,6 +12,8 @@ it.
 
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass
 
 from builder.text.locate import locate_span
@@ -92,13 +94,25 @@ def _restated_value(answer: str, sentence: str, language: str) -> str | None:
     """The sentence's words for the one value the answer states, when the answer is that value
     restated (a small model answers in the prompt's language, English, or rewrites the number):
     the same kind and magnitude, and exactly one such value in the sentence. Otherwise None:
-    a value the sentence does not hold stays ungrounded."""
-    said = [v for lang in dict.fromkeys((language, "en")) for v in find_values(answer, lang)]
-    longest = max((len(v.text) for v in said), default=0)
-    said = [v for v in said if len(v.text) == longest]  # "30 days": a duration in English,
-    kinds = {v.kind for v in said}                      # a count of "days" to French rules
-    if len({v.magnitude for v in said}) != 1 or len(answer.split()) > len(said[0].text.split()) + 2:
-        return None  # no value, two values, or more than a value: a phrase, not a restatement
-    same = {(v.start, v.text) for v in find_values(sentence, language)
-            if v.kind in kinds and v.magnitude == said[0].magnitude}
-    return same.pop()[1] if len(same) == 1 else None
+    a value the sentence does not hold stays ungrounded.
+
+    The answer is read in the question's language, then in English, each reading on its own:
+    "6 months" is a count of months to French rules and a duration to English ones, and the
+    two readings' magnitudes differ. A sentence stating the magnitude twice ("112 jours ...
+    soit 16 semaines") is read by the one written with the answer's number."""
+    for lang in dict.fromkeys((language, "en")):
+        said = find_values(answer, lang)
+        if len(said) != 1 or len(answer.split()) > len(said[0].text.split()) + 2:
+            continue  # no value, two values, or more than a value: a phrase, not a restatement
+        value = said[0]
+        same = [v for v in find_values(sentence, language)
+                if v.kind == value.kind and v.magnitude == value.magnitude]
+        if len(same) > 1:
+            same = [v for v in same if _numbers(v.text) == _numbers(value.text)]
+        if len(same) == 1:
+            return same[0].text
+    return None
+
+
+def _numbers(text: str) -> list[str]:
+    return re.findall(r"\d+", text)
