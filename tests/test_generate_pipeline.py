@@ -47,7 +47,8 @@ def test_ideal_model_reaches_n_with_composed_items(kb_store):
     for c in pool:
         assert c["status"] == "pending" and c["difficulty"] in ("easy", "medium", "hard")
         assert c["difficulty"] == level(c["difficulty_signals"]["points"])
-        assert c["prompts"] and c["generator_model"] == "scripted-model"
+        assert c["prompts"] and c["generator_model"] == ("code" if is_threshold(c)
+                                                         else "scripted-model")
         assert c["verification"] and c["document_id"]
         for ev in c["evidence"]:
             assert chunks[ev["chunk_id"]][ev["start"]:ev["end"]] == ev["quote"]
@@ -166,11 +167,12 @@ def is_threshold(c: dict) -> bool:
     return any(name.startswith("threshold_") for name in c["prompts"])
 
 
-def test_a_stated_limit_gives_a_reasoning_item_whose_no_is_code_s(kb_store):
+def test_a_stated_limit_gives_a_reasoning_item_whose_yes_or_no_is_code_s(kb_store):
     """Returns are accepted "within 30 days" (and, in the newer policy, 45): with no second
     value to subtract, a reasoning item asks, after the limit's own verified question, whether
-    twice the limit is within it; the answer, no with the limit, is code's; no call is made for
-    it (here every composing call fails), and the item keeps its one part."""
+    twice the limit (answer no) or half of it (answer yes) is within it; the answer is code's;
+    no call is made for it (here every composing call fails), and the item keeps its one
+    part."""
     llm = ScriptedLLM(with_overrides(**{name: lambda v: {} for name in compose.PROMPTS.values()}))
     run(kb_store, llm, n=10, mix={"single_hop": 0.5, "reasoning": 0.5})
     pool = load_candidates(kb_store)
@@ -180,11 +182,25 @@ def test_a_stated_limit_gives_a_reasoning_item_whose_no_is_code_s(kb_store):
     for c in made:
         part = by_id[c["parent_id"]]
         assert part["type"] == "single_hop" and part["verdict"] == "passed"
-        assert c["answer"] == f"No: {part['answer']}" and part["answer"].startswith("within")
+        assert part["answer"].startswith("within")
         limit = int(part["answer"].split()[1])
-        assert c["question"] == f"{part['question']} Is {2 * limit} days within the limit?"
+        said, amount = ("Yes", limit // 2) if c["answer"].startswith("Yes") else ("No", 2 * limit)
+        assert c["answer"] == f"{said}: {part['answer']}"
+        assert c["question"] == f"{part['question']} Is {amount} days within the limit?"
         assert c["fact_ids"] == part["fact_ids"] and c["chunk_ids"] == part["chunk_ids"]
         assert c["generator_model"] == "code" and "threshold_ceiling.md" in c["prompts"]
+
+
+def test_harder_places_with_nothing_to_build_them_from_go_to_thresholds(kb_store):
+    """Comparative places whose every composing call fails, once no pair is left to try, are
+    filled by thresholds (no call) from the verified limits; without the limits' places the run
+    would end with its harder places empty."""
+    llm = ScriptedLLM(with_overrides(**{name: lambda v: {} for name in compose.PROMPTS.values()}))
+    summary = run(kb_store, llm, n=10, mix={"single_hop": 0.6, "comparative": 0.4})
+    pool = verified(kb_store)
+    assert summary.plan.get("reasoning", 0) == 0 and not any(c["type"] == "comparative" for c in pool)
+    made = [c for c in pool if is_threshold(c)]
+    assert made and len(made) <= summary.plan["comparative"]
 
 
 def test_a_threshold_sentence_is_read_from_the_prompts_folder_in_the_part_s_language(

@@ -248,6 +248,44 @@ def test_a_threshold_amount_lies_past_the_limit_and_is_written_like_it():
     # 100%, a number in words (only digits are rewritten: it would ask about the limit itself)
     for answer in ("25 days", "about 30 days", "at least 2 days", "up to 100%", "up to two weeks"):
         assert threshold_amount(p(answer)) is None, answer
+    # within the limit: half a ceiling, twice a floor, halfway to 100% for a share's floor
+    assert threshold_amount(p("up to 18 weeks"), within=True) == "9 weeks"
+    assert threshold_amount(p("within 30 days"), within=True) == "15 days"
+    assert threshold_amount(p("at least 26 weeks"), within=True) == "52 weeks"
+    assert threshold_amount(p("au moins 60 %", "fr"), within=True) == "80 %"
+    assert threshold_amount(p("no more than 80%"), within=True) == "40%"
+    # half of a ceiling under 4 would read "1 weeks"; a share's floor of 100% has no inside
+    for answer in ("up to 3 weeks", "up to 2 weeks", "at least 100%"):
+        assert threshold_amount(p(answer), within=True) is None, answer
+
+
+def test_about_half_of_the_thresholds_ask_within_the_limit_and_answer_yes():
+    """A set whose every threshold answers no is passed by a model that always says no: the
+    part's id picks past or within, and a limit with no amount within it is asked past it."""
+    import asyncio
+    from types import SimpleNamespace
+
+    from builder.generate.compose import threshold, threshold_units
+    from builder.llm.prompts import load_sentences
+
+    def p(answer: str, id_: str) -> Part:
+        value = max(find_values(answer, "en"), key=lambda v: len(v.text))
+        cand = {"id": id_, "question": "How many weeks of leave can staff take?", "answer": answer,
+                "language": "en", "fact_ids": ["f"], "chunk_ids": ["c"], "evidence": [],
+                "seed_fact_id": "f", "document_id": "d", "prompts": {}}
+        return Part(cand, None, value)
+
+    units = [threshold_units(p("up to 18 weeks", f"item-{i}")) for i in range(12)]
+    within = [u for u in units if len(u) == 3]
+    assert 3 <= len(within) <= 9 and all(u[1] == "9 weeks" for u in within)
+    assert all(u[1] == "36 weeks" for u in units if len(u) == 2)
+    # no amount within "up to 2 weeks" can be written: every such part is asked past it
+    assert all(len(threshold_units(p("up to 2 weeks", f"item-{i}"))) == 2 for i in range(12))
+    ctx = SimpleNamespace(sentences={"threshold_ceiling.md": load_sentences("threshold_ceiling.md")},
+                          model=lambda: "code")
+    row = asyncio.run(threshold(ctx, *within[0]))
+    assert row["answer"] == "Yes: up to 18 weeks"
+    assert row["question"].endswith("take? Is 9 weeks within the limit?")
 
 
 def test_a_total_and_a_yearly_value_are_not_paired_nor_compared():

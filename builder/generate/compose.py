@@ -450,38 +450,54 @@ async def difference(ctx: RunContext, a: Part, b: Part) -> dict | None:
     return _decide(row, checks)
 
 
-def threshold_amount(p: Part) -> str | None:
+def threshold_amount(p: Part, within: bool = False) -> str | None:
     """An amount past the part's limit, written like its answer: twice a ceiling ("up to 18
     weeks" -> "36 weeks"), half a floor ("at least 26 weeks" -> "13 weeks"), halfway to 100% for
     a percentage ceiling; far enough that a strict bound ("less than") and a loose one ("up to")
-    give the same answer. None for a bare, approximate or date value, a number written in words
-    (code rewrites digits only: "up to two weeks" would be asked about "two weeks" again), or a
-    floor under 3 (half of 2 is 1: "1 days")."""
+    give the same answer. With `within`, an amount inside it the same way: half a ceiling
+    ("9 weeks"), twice a floor ("52 weeks"), halfway to 100% for a percentage floor. None for a
+    bare, approximate or date value, a number written in words (code rewrites digits only:
+    "up to two weeks" would be asked about "two weeks" again), or a halved limit under 4 (half
+    of 2 is 1: "1 days")."""
     direction = bound_direction(p.answer, p.language)
     if direction is None or p.value is None or p.value.kind in ("date", "year") \
             or not re.search(r"\d", _bare(p)):
         return None
     n = _leading(p)
-    if direction == "floor":
-        if n < 3:
-            return None
-        amount = math.floor(n / 2) if n >= 4 else n / 2
-    elif p.value.kind == "percent":
+    halve = (direction == "floor") != within  # past a floor, or within a ceiling
+    if p.value.kind == "percent" and not halve:
         if n >= 100:
             return None
         amount = round((n + 100) / 2)
+    elif halve:
+        if n < 3 or (within and n < 4):
+            return None
+        amount = math.floor(n / 2) if n >= 4 else n / 2
     else:
         amount = n * 2
     return with_number(_bare(p), amount, p.language)
 
 
-async def threshold(ctx: RunContext, p: Part, amount: str) -> dict:
+def threshold_units(p: Part) -> tuple | None:
+    """The threshold a verified limit gives: past it (answer no) or within it (answer yes),
+    one or the other by a hash of the part's id, so about half of a run's thresholds answer
+    yes (a set whose every answer is no is passed by a model that always says no); past it
+    when no amount within it can be written."""
+    within = int(stable_id("threshold", p.cand["id"]), 16) % 2 == 0
+    if within and (amount := threshold_amount(p, within=True)):
+        return (p, amount, "within")
+    amount = threshold_amount(p)
+    return (p, amount) if amount else None
+
+
+async def threshold(ctx: RunContext, p: Part, amount: str, within: str = "") -> dict:
     """A reasoning item from one verified limit, with no LLM call: the part's own question (its
     round trip already showed it asks for the limit, alone, in the KB's language) followed by
     the sentence of `threshold_ceiling.md` or `threshold_floor.md` for its language, asking
-    whether `amount` (past the limit, `threshold_amount`) is within it; the answer is no with
-    the limit. Past a ceiling or short of a floor the no holds for an entitlement ("up to 18
-    weeks"), a deadline ("within 30 days") and a condition ("more than 50 staff") alike."""
+    whether `amount` (`threshold_amount`: past the limit, or with `within` inside it) is within
+    it; the answer is no (yes) with the limit. Past a ceiling or short of a floor the no holds
+    for an entitlement ("up to 18 weeks"), a deadline ("within 30 days") and a condition ("more
+    than 50 staff") alike; inside them, the yes."""
     source = f"threshold_{bound_direction(p.answer, p.language)}.md"
     sentences = ctx.sentences[source]
     template = sentences.get(p.language) or sentences["en"]
@@ -489,7 +505,8 @@ async def threshold(ctx: RunContext, p: Part, amount: str) -> dict:
     # scripts written without spaces end a question with a wide mark ("？") or a character
     joiner = "" if p.question[-1:] and unicodedata.east_asian_width(p.question[-1]) in "WF" else " "
     q = f"{p.question}{joiner}{ask}"
-    answer = f"{lexicon(p.language).answer_no.capitalize()}: {p.answer}"
+    words = lexicon(p.language)
+    answer = f"{(words.answer_yes if within else words.answer_no).capitalize()}: {p.answer}"
     # the part's prompts wrote the question; the sentence's own text is the file's version
     versions = {**(p.cand.get("prompts") or {}), source: stable_id(template)[:8]}
     row = _row("reasoning", q, answer, [p], ctx, source, "code", amount, versions)
@@ -657,9 +674,15 @@ def _refusal(ctx: RunContext, language: str) -> str:
 # ------------------------------------------------------------------ the stage
 
 async def compose_from_verified(ctx: RunContext, kb: KnowledgeIndex, spans: list[Span],
-                                plan: dict[str, int], on_verified=None) -> None:
+                                plan: dict[str, int], on_verified=None, fill: int = 0) -> None:
     """Compose what the targets still miss from the verified items there are now; each unit
-    (kind + parts) is done once, committed with its ledger row."""
+    (kind + parts) is done once, committed with its ledger row.
+
+    `fill` (the run's last pass, pipeline.run_waves: how many items the run may still add): every
+    harder place still open, whatever its kind, up to `fill`, goes to a threshold, which code
+    builds with no call from any verified limit not used up: a knowledge base of rules has many
+    limits and few parallel values, bridges or names to swap. Only in the last pass, so that the passes before plan what an
+    interrupted and resumed run plans (a threshold counted early takes a difference's place)."""
     parts = parts_of(ctx, spans)
     if len(parts) < 1:
         return
@@ -668,6 +691,8 @@ async def compose_from_verified(ctx: RunContext, kb: KnowledgeIndex, spans: list
                    and not c.get("duplicate_of")) for k in COMPOSED}
     tried = {k: sum(1 for c in pool if c["type"] == k) for k in COMPOSED}
     want = {k: plan[k] - have[k] for k in COMPOSED if plan.get(k, 0) > have[k]}
+    if fill:
+        want = {"reasoning": min(fill, sum(plan.get(k, 0) for k in COMPOSED) - sum(have.values()))}
     done = cstore.done_keys(ctx.store, STAGE)
     # how often each part (by its statement) is already used: every part of a composed item
     # counts, so a resumed run plans the units an uninterrupted one planned
@@ -697,24 +722,29 @@ async def compose_from_verified(ctx: RunContext, kb: KnowledgeIndex, spans: list
             units.append((kind, (key, *args)))
             want[kind] -= 1
 
-    pairs = value_pairs(parts, spans)
     cap = 4 * max(want.values(), default=0) + 4
-    # ambiguous first: a part serves MAX_USES items, and planned after the comparative and the
-    # difference of the same pair it never found one with room (none on the development runs)
-    plan("ambiguous", parallel_pairs(parts, spans), cap)
-    plan("comparative", pairs, cap)
-    plan("reasoning", [pr for pr in pairs if difference_answer(*pr)], cap)
-    plan("reasoning", [(p, amount) for p in parts if (amount := threshold_amount(p))], cap)
-    plan("multi_hop", bridges(parts), cap)
-    # a name the whole KB is about (the company, the product) is no sibling's to replace
-    n_chunks = len(kb.chunks)
+    thresholds = [unit for p in parts if (unit := threshold_units(p))]
+    if fill:
+        plan("reasoning", thresholds, cap + len(thresholds))
+    else:
+        pairs = value_pairs(parts, spans)
+        # ambiguous first: a part serves MAX_USES items, and planned after the comparative and
+        # the difference of the same pair it never found one with room (none on the development
+        # runs)
+        plan("ambiguous", parallel_pairs(parts, spans), cap)
+        plan("comparative", pairs, cap)
+        plan("reasoning", [pr for pr in pairs if difference_answer(*pr)], cap)
+        plan("reasoning", thresholds, cap)
+        plan("multi_hop", bridges(parts), cap)
+        # a name the whole KB is about (the company, the product) is no sibling's to replace
+        n_chunks = len(kb.chunks)
 
-    def rare(name: str) -> bool:
-        return kb.text.count(name.casefold()) <= max(2, 0.05 * n_chunks)
+        def rare(name: str) -> bool:
+            return kb.text.count(name.casefold()) <= max(2, 0.05 * n_chunks)
 
-    plan("unanswerable", [(p, name) for p in parts for name in (
-        [x for x in names_in(p) if rare(x)]
-        + topic_words(p, kb.text_of.get(p.cand["chunk_ids"][0], ""), kb.words))[:1]], cap)
+        plan("unanswerable", [(p, name) for p in parts for name in (
+            [x for x in names_in(p) if rare(x)]
+            + topic_words(p, kb.text_of.get(p.cand["chunk_ids"][0], ""), kb.words))[:1]], cap)
     if not units:
         return
 

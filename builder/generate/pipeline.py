@@ -200,6 +200,11 @@ async def run_waves(ctx: RunContext, chunks: list[dict], titles: dict[str, str],
         await _retry_stranded(ctx, kb, spans, plan, on_verified)
         await compose.compose_from_verified(ctx, kb, spans, plan, on_verified)
         wave = WAVE if not batched else len(todo)
+    # harder places nothing was found to build them from go to thresholds (no call), within
+    # the items a run may verify while harder ones are short (_wants_more)
+    room = n + math.ceil(EXTRA_PARTS * n) - len(verified(ctx))
+    if room > 0:
+        await compose.compose_from_verified(ctx, kb, spans, plan, on_verified, fill=room)
     if passed_over:
         ctx.notes.append(f"{passed_over} answer span(s) not asked: their own sentence and title, "
                          "the answer left out, fit another sentence as well")

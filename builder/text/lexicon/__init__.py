@@ -94,6 +94,7 @@ class Lexicon:
     ceilings: frozenset[str]
     floors: frozenset[str]
     answer_no: str  # the first of `no`: how a composed answer says no
+    answer_yes: str  # the first of `yes`: how it says yes
 
 
 def _base(code: str | None) -> str:
@@ -137,6 +138,7 @@ def lexicon(code: str | None) -> Lexicon:
         ceilings=frozenset(p.casefold() for p in raw["ceilings"]),
         floors=frozenset(p.casefold() for p in raw["floors"]),
         answer_no=raw["no"].split()[0],
+        answer_yes=raw["yes"].split()[0],
     )
 
 
