@@ -681,8 +681,9 @@ async def compose_from_verified(ctx: RunContext, kb: KnowledgeIndex, spans: list
     `fill` (the run's last pass, pipeline.run_waves: how many items the run may still add): every
     harder place still open, whatever its kind, up to `fill`, goes to a threshold, which code
     builds with no call from any verified limit not used up: a knowledge base of rules has many
-    limits and few parallel values, bridges or names to swap. Only in the last pass, so that the passes before plan what an
-    interrupted and resumed run plans (a threshold counted early takes a difference's place)."""
+    limits and few parallel values, bridges or names to swap. Only in the last pass, so that
+    the passes before plan what an interrupted and resumed run plans (a threshold counted early
+    takes a difference's place)."""
     parts = parts_of(ctx, spans)
     if len(parts) < 1:
         return
