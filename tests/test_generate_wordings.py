@@ -121,3 +121,24 @@ def test_words_next_to_an_answer_in_scripts_without_spaces_are_found_as_text():
     span = _value("员工须提前30天提交报销。", "30天", "zh")
     assert question_problems("员工的报销期限是多少天？", answer="30天", language="zh",
                              statement=span.statement, nearby=span.nearby)
+
+
+def test_a_value_stated_with_its_bound_is_asked_for_as_the_limit_it_is():
+    """Told "a duration" for "within 15 days", a small writer asks how long something lasts;
+    a bounded value is named as the limit it is, in every language the lexicon bounds."""
+    from builder.text.values import find_values
+
+    def told(statement: str, answer: str, language: str = "en") -> str:
+        value = max(find_values(answer, language), key=lambda v: len(v.text))
+        span = _value(statement, answer, language, value=value)
+        user = load_prompt("question").render(question_vars(span, [], None))[-1]["content"]
+        return next(line for line in user.splitlines() if line.startswith("Answer:"))
+
+    assert told("Invoices are paid within 30 days.", "within 30 days") == \
+        "Answer: within 30 days (an upper limit: a duration at most)"
+    assert told("Staff need at least 26 weeks of service.", "at least 26 weeks") == \
+        "Answer: at least 26 weeks (a threshold: a duration at least)"
+    assert told("Les factures sont envoyées dans les 15 jours.", "dans les 15 jours", "fr") == \
+        "Answer: dans les 15 jours (an upper limit: a duration at most)"
+    assert told("Members may keep a book for three weeks.", "three weeks") == \
+        "Answer: three weeks (a duration)"
