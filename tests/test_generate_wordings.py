@@ -89,6 +89,15 @@ def test_the_words_next_to_an_answer_are_its_nearest_content_words_on_each_side(
     assert _value("Private **lessons** are paid up to £40.", "£40").nearby == ["paid"]
     assert _value("Private lessons - up to £40", "£40").nearby == ["lessons"]
     assert _value("会员须提前8周通知。", "8周", "zh").nearby == ["提前", "通知"]
+    # prepositions of time are function words in every language: "pendant" and "during" say
+    # nothing of what the value is, and a question made to hold one came out garbled
+    assert _value("Il faut cesser toute activité professionnelle pendant au moins 8 semaines "
+                  "avant la naissance.", "au moins 8 semaines", "fr").nearby == \
+        ["professionnelle", "naissance"]
+    assert _value("Staff may work remotely during 4 weeks each year.", "4 weeks").nearby == \
+        ["remotely", "year"]
+    assert _value("Die Kündigung muss während 3 Monaten erfolgen.", "3 Monaten", "de").nearby == \
+        ["kündigung", "erfolgen"]
     # a table cell is said by its row and column, not by the cells beside it
     assert _value("Coach — Senior: 550", "550", mention=["Coach", "Senior"]).nearby == []
 
