@@ -98,6 +98,11 @@ def test_the_words_next_to_an_answer_are_its_nearest_content_words_on_each_side(
         ["remotely", "year"]
     assert _value("Die Kündigung muss während 3 Monaten erfolgen.", "3 Monaten", "de").nearby == \
         ["kündigung", "erfolgen"]
+    # and so are possessives and "then": English had "your" and "then", French lacked "ta", "puis"
+    assert _value("Il faut prévenir 2 jours avant ta fin de mission.", "2 jours", "fr").nearby == \
+        ["prévenir", "fin"]
+    assert _value("Schicke die Rechnung binnen 14 Tagen, dann deine Belege.", "14 Tagen",
+                  "de").nearby == ["rechnung", "belege"]
     # a table cell is said by its row and column, not by the cells beside it
     assert _value("Coach — Senior: 550", "550", mention=["Coach", "Senior"]).nearby == []
 
