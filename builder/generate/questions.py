@@ -13,7 +13,6 @@ from collections.abc import Callable
 
 from builder.store import candidates as cstore
 from builder.text.language import language_name
-from builder.text.values import bound_direction
 
 from builder.generate.answers import Span
 from builder.generate.candidate import clean_question, make_candidate, stable_id
@@ -28,9 +27,6 @@ KIND_NAMES = {"amount": "an amount of money", "percent": "a percentage", "durati
               "date": "a date", "year": "a year", "quantity": "a quantity with its unit",
               "count": "a number of things", "cell": "a value from a table",
               "name": "a name"}
-# A bounded value is a limit before it is a size: told "a duration" for "within 15 days", a small
-# writer asks how long something lasts ("What is the duration of the invoices?").
-BOUND_NAMES = {"ceiling": "an upper limit: {kind} at most", "floor": "a threshold: {kind} at least"}
 STAGE_QUESTION = "question"
 
 
@@ -135,18 +131,10 @@ def question_vars(span: Span, mention: list[str], partner: dict | None) -> dict:
     nearby = span.nearby
     return {"language": language_name(span.language), "title": span.title or "-",
             **_around(span), "answer": span.answer,
-            "kind": _kind(span),
+            "kind": KIND_NAMES[span.kind],
             "mention": [{"text": ", ".join(mention)}] if mention else [],
             "nearby": [{"text": ", ".join(nearby)}] if nearby else [],
             "partner": [partner] if partner else []}
-
-
-def _kind(span: Span) -> str:
-    """How the writer is told what kind of answer to ask for: the span's kind, or for a value
-    stated with its bound ("within 15 days", "at least 26 weeks") the limit it is."""
-    kind = KIND_NAMES[span.kind]
-    direction = bound_direction(span.answer, span.language) if span.value else None
-    return BOUND_NAMES[direction].format(kind=kind) if direction in BOUND_NAMES else kind
 
 
 def _around(span: Span) -> dict[str, str]:
