@@ -63,7 +63,6 @@ PROMPTS = {"comparative": "compose_comparative", "reasoning": "compose_differenc
            "ambiguous": "compose_ambiguous", "multi_hop": "compose_multi_hop",
            "unanswerable": "compose_unanswerable"}
 MAX_USES = 2           # a verified item is a part of at most this many composed items
-MIN_RELATED = 0.25     # Jaccard of two questions' content terms: about the same attribute
 MAX_TOPIC_SHARE = 0.2  # a word in more chunks than this is what the whole KB is about
 STAGE = "compose"
 
@@ -190,11 +189,6 @@ def _leading(p: Part) -> float:
 
 
 # ------------------------------------------------------------------ pairing
-
-def _similarity(a: Part, b: Part) -> float:
-    ta, tb = key_terms(a.question), key_terms(b.question)
-    return len(ta & tb) / max(1, len(ta | tb))
-
 
 def value_pairs(parts: list[Part], spans: list[Span]) -> list[tuple[Part, Part]]:
     """Pairs of items with comparable, different values from different statements, planned
@@ -678,9 +672,10 @@ async def compose_from_verified(ctx: RunContext, kb: KnowledgeIndex, spans: list
     have = {k: sum(1 for c in pool if c["type"] == k and c["verdict"] == "passed"
                    and not c.get("duplicate_of")) for k in COMPOSED}
     tried = {k: sum(1 for c in pool if c["type"] == k) for k in COMPOSED}
-    want = {k: plan[k] - have[k] for k in COMPOSED if plan.get(k, 0) > have[k]}
-    if fill:
+    if fill:  # every open place, whatever its kind, is a threshold's
         want = {"reasoning": min(fill, sum(plan.get(k, 0) for k in COMPOSED) - sum(have.values()))}
+    else:
+        want = {k: plan[k] - have[k] for k in COMPOSED if plan.get(k, 0) > have[k]}
     done = cstore.done_keys(ctx.store, STAGE)
     # how often each part (by its statement) is already used: every part of a composed item
     # counts, so a resumed run plans the units an uninterrupted one planned
