@@ -182,13 +182,24 @@ def test_a_stated_limit_gives_a_reasoning_item_whose_yes_or_no_is_code_s(kb_stor
     for c in made:
         part = by_id[c["parent_id"]]
         assert part["type"] == "single_hop" and part["verdict"] == "passed"
+        assert c["fact_ids"] == part["fact_ids"] and c["chunk_ids"] == part["chunk_ids"]
+        assert c["generator_model"] == "code"
+        if "threshold_value.md" in c["prompts"]:  # an exact value ("$19 per year"): more than?
+            from builder.text.values import magnitudes
+            said, answer = c["answer"].split(": ", 1)
+            asked = c["question"][len(part["question"]):]
+            assert c["question"].startswith(part["question"]) and answer == part["answer"]
+            (amount,), (value,) = (magnitudes(t, part["language"]) for t in (asked, answer))
+            assert said in (("Yes", "是") if value > amount else ("No", "否"))
+            assert amount in (2 * value, value // 2)
+            continue
         assert part["answer"].startswith("within")
         limit = int(part["answer"].split()[1])
         said, amount = ("Yes", limit // 2) if c["answer"].startswith("Yes") else ("No", 2 * limit)
         assert c["answer"] == f"{said}: {part['answer']}"
         assert c["question"] == f"{part['question']} Is {amount} days within the limit?"
-        assert c["fact_ids"] == part["fact_ids"] and c["chunk_ids"] == part["chunk_ids"]
-        assert c["generator_model"] == "code" and "threshold_ceiling.md" in c["prompts"]
+        assert "threshold_ceiling.md" in c["prompts"]
+    assert any("threshold_ceiling.md" in c["prompts"] for c in made)  # limits come first
 
 
 def test_harder_places_with_nothing_to_build_them_from_go_to_thresholds(kb_store):
@@ -209,7 +220,7 @@ def test_a_threshold_sentence_is_read_from_the_prompts_folder_in_the_part_s_lang
         "en: Would {amount} still be accepted?\nzh: {amount}可以吗？\n", encoding="utf-8")
     run(kb_store, ScriptedLLM(ideal), n=10, mix={"single_hop": 0.5, "reasoning": 0.5},
         prompts_dir=str(tmp_path))
-    made = [c for c in load_candidates(kb_store) if is_threshold(c)]
+    made = [c for c in load_candidates(kb_store) if "threshold_ceiling.md" in c["prompts"]]
     assert made and all(c["question"].endswith("days still be accepted?") for c in made)
 
 
