@@ -295,8 +295,9 @@ def test_beyond_n_only_the_halves_of_harder_items_are_asked(kb_store, monkeypatc
         await real(ctx, kb, spans, precheck, partners)
 
     monkeypatch.setattr(pipeline, "write_questions", spy)
-    # harder items can never be composed here (every composing call fails), so a run that
-    # has n verified is always short of them
+    # harder items can never be composed here (every composing call fails, and no threshold is
+    # built), so a run that has n verified is always short of them
+    monkeypatch.setattr(compose, "threshold_units", lambda p: None)
     llm = ScriptedLLM(with_overrides(**{name: lambda v: {} for name in compose.PROMPTS.values()}))
     summary = run(kb_store, llm)
     beyond = [flags for done, flags in asked if done >= 10]
@@ -306,6 +307,30 @@ def test_beyond_n_only_the_halves_of_harder_items_are_asked(kb_store, monkeypatc
     # spans are left (the scripted KB has more): the run says why it stopped, not that it ran out
     assert not any("every answer span" in note for note in summary.notes)
     assert any("no half of a pair or bridge" in note for note in summary.notes)
+
+
+def test_once_n_is_verified_thresholds_fill_the_harder_places_before_more_parts_are_asked(
+        kb_store, monkeypatch):
+    """Every composing call fails: the harder places are filled by thresholds (no call) as
+    soon as n items are verified, within the quarter more a run may verify, and no part is
+    asked after them for a pair that never passes."""
+    asked = []
+    real = pipeline.write_questions
+
+    async def spy(ctx, kb, spans, precheck=None, partners=None):
+        asked.append(len(pipeline.verified(ctx)))
+        await real(ctx, kb, spans, precheck, partners)
+
+    monkeypatch.setattr(pipeline, "write_questions", spy)
+    llm = ScriptedLLM(with_overrides(**{name: lambda v: {} for name in compose.PROMPTS.values()}))
+    summary = run(kb_store, llm)
+    pool = verified(kb_store)
+    made = [c for c in pool if is_threshold(c)]
+    harder = sum(v for k, v in summary.plan.items() if k != "single_hop")
+    room = 10 + math.ceil(pipeline.EXTRA_PARTS * 10)
+    assert made and len(made) == min(harder, room - (len(pool) - len(made)))
+    assert len(pool) <= room
+    assert all(done < 10 for done in asked)  # the fill came once n were verified: no wave after it
 
 
 def test_a_duplicate_does_not_count_towards_n_before_the_dedup_pass(monkeypatch):

@@ -15,9 +15,11 @@ or copied by code:
   to 18 weeks", "at least 26 weeks": the lexicon's bounds); code picks an amount past it (twice
   a ceiling, half a floor) and asks, after the part's own question, whether that amount is
   within the limit (a sentence file per direction, every language); the answer is code's "no"
-  with the limit. No model call: asked to write that question, the 1.5B model turned who pays
-  around, asked whether the amount was "excessive", or wrote it as a limit ("within 28 days"),
-  and its reader said "yes" to most of them (development set);
+  with the limit; after the limits, an exact value ("25 days") is asked the same way whether it
+  is more than twice or half of it (`threshold_value.md`). No model call: asked to write that
+  question, the 1.5B model turned who pays around, asked whether the amount was "excessive",
+  or wrote it as a limit ("within 28 days"), and its reader said "yes" to most of them
+  (development set);
 - ambiguous: two verified *parallel* items (answers.find_pairs: one frame, two labels); code
   takes the label out of the first question when it stands there (the model drops it
   otherwise); the question must name neither label, keep what the part asks, and find both

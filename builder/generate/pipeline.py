@@ -176,9 +176,14 @@ async def run_waves(ctx: RunContext, chunks: list[dict], titles: dict[str, str],
                                for k in compose.COMPOSED)
         pool = todo
         if short <= 0:
-            # n verified, harder items short (_wants_more): only the halves harder items are
-            # built from can still help; a run out of them stops instead of verifying more
-            # easy items
+            # n verified, harder items short (_wants_more): thresholds (no call) take the
+            # harder places nothing was found to build, within the room left, before any more
+            # part is asked for a pair or a bridge that may never pass
+            await _fill(ctx, kb, spans, plan, on_verified)
+            if not _wants_more(ctx, plan):
+                break
+            # only the halves harder items are built from can still help; a run out of them
+            # stops instead of verifying more easy items
             pool = [s for s in todo if s.bundled]
             if not pool:
                 ctx.notes.append("stopped: n items verified, and no half of a pair or bridge "
@@ -200,11 +205,7 @@ async def run_waves(ctx: RunContext, chunks: list[dict], titles: dict[str, str],
         await _retry_stranded(ctx, kb, spans, plan, on_verified)
         await compose.compose_from_verified(ctx, kb, spans, plan, on_verified)
         wave = WAVE if not batched else len(todo)
-    # harder places nothing was found to build them from go to thresholds (no call), within
-    # the items a run may verify while harder ones are short (_wants_more)
-    room = n + math.ceil(EXTRA_PARTS * n) - len(verified(ctx))
-    if room > 0:
-        await compose.compose_from_verified(ctx, kb, spans, plan, on_verified, fill=room)
+    await _fill(ctx, kb, spans, plan, on_verified)
     if passed_over:
         ctx.notes.append(f"{passed_over} answer span(s) not asked: their own sentence and title, "
                          "the answer left out, fit another sentence as well")
@@ -214,6 +215,20 @@ async def run_waves(ctx: RunContext, chunks: list[dict], titles: dict[str, str],
     elif len(verified(ctx)) < n and sum(ctx.calls.values()) >= max_calls:
         ctx.notes.append(f"stopped at the call ceiling ({max_calls} calls, {CALLS_PER_ITEM} per "
                          "wanted item): this knowledge base yields few items")
+
+
+async def _fill(ctx: RunContext, kb: KnowledgeIndex, spans: list[Span], plan: dict[str, int],
+                on_verified=None) -> None:
+    """Harder places nothing was found to build them from go to thresholds (no call), within
+    the items a run may verify while harder ones are short (_wants_more). Done where the state
+    is the same in an interrupted and resumed run as in an uninterrupted one: once n items are
+    verified (between waves), and at the end. Filled only at the end, the places went to the
+    extra parts asked for pairs first: on the development handbook the run verified 25 items,
+    22 of them single-hop, and left no room for a threshold."""
+    n = sum(plan.values())
+    room = n + math.ceil(EXTRA_PARTS * n) - len(verified(ctx))
+    if room > 0:
+        await compose.compose_from_verified(ctx, kb, spans, plan, on_verified, fill=room)
 
 
 def _take(pool: list[Span], size: int, kb: KnowledgeIndex) -> tuple[list[Span], list[Span]]:
