@@ -689,12 +689,12 @@ async def compose_from_verified(ctx: RunContext, kb: KnowledgeIndex, spans: list
     """Compose what the targets still miss from the verified items there are now; each unit
     (kind + parts) is done once, committed with its ledger row.
 
-    `fill` (the run's last pass, pipeline.run_waves: how many items the run may still add): every
-    harder place still open, whatever its kind, up to `fill`, goes to a threshold, which code
-    builds with no call from any verified limit not used up: a knowledge base of rules has many
-    limits and few parallel values, bridges or names to swap. Only in the last pass, so that
-    the passes before plan what an interrupted and resumed run plans (a threshold counted early
-    takes a difference's place)."""
+    `fill` (how many items the run may still add; pipeline._fill passes it once n items are
+    verified and at the run's end): every harder place still open, whatever its kind, up to
+    `fill`, goes to a threshold, which code builds with no call from any verified limit or value
+    not used up: a knowledge base of rules has many limits and few parallel values, bridges or
+    names to swap. Only at those points, so that the passes before plan what an interrupted and
+    resumed run plans (a threshold counted early takes a difference's place)."""
     parts = parts_of(ctx, spans)
     if len(parts) < 1:
         return
