@@ -115,6 +115,19 @@ def read_run(db: Path, since: str | None) -> dict:
     return {"candidates": cands, "calls": calls, "chunks": chunks}
 
 
+def kind_of(cand: dict) -> str:
+    """The item's type, and for a reasoning item how code built it: a threshold of a limit
+    ("reasoning/limit": within the limit?), of an exact value ("reasoning/value": more than?), or
+    a difference of two values ("reasoning"). Thresholds are one part's question and a sentence:
+    a reader of the figures should see how many of the harder items they are."""
+    names = cand.get("prompts") or {}
+    if "threshold_value.md" in names:
+        return f"{cand['type']}/value"
+    if any(n in names for n in ("threshold_ceiling.md", "threshold_floor.md")):
+        return f"{cand['type']}/limit"
+    return cand["type"]
+
+
 def evidence_of(cand: dict, chunks: dict) -> list[str]:
     out = []
     for e in cand.get("evidence") or []:
@@ -197,6 +210,9 @@ def main() -> None:
         if n_v else None,
         "precision_by_type": {t: f"{sum(1 for c in correct if c['type'] == t)}/{k}"
                               for t, k in Counter(c["type"] for c, lab in read if lab).items()},
+        "precision_by_kind": {t: f"{sum(1 for c in correct if kind_of(c) == t)}/{k}"
+                              for t, k in Counter(kind_of(c) for c, lab in read if lab).items()
+                              if t != "single_hop"},
         "prompt_tokens": sum(c["prompt_tokens"] or 0 for c in run["calls"]),
         "completion_tokens": sum(c["completion_tokens"] or 0 for c in run["calls"]),
     }
@@ -220,6 +236,7 @@ def main() -> None:
     print(f"  verified types {fig['verified_types']}, correct {fig['correct_types']}, "
           f"difficulty {fig['verified_difficulty']}")
     print(f"  failure classes {fig['failure_classes']}")
+    print(f"  harder items by how they were built (correct/read) {fig['precision_by_kind']}")
     print(f"  harder share {fig['harder_share']}, precision by type {fig['precision_by_type']}; "
           f"per verified item: {fig.get('calls_per_verified')} calls, "
           f"{fig.get('prompt_tokens_per_verified')} prompt tokens")
