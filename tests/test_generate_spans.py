@@ -257,6 +257,10 @@ def test_a_threshold_amount_lies_past_the_limit_and_is_written_like_it():
     # no size to compare: a range, a date, a year, a bare number ("lot 2"), a number in words
     for answer in ("4 to 10 months", "12 March 2026", "2019", "8", "two weeks"):
         assert threshold_amount(p(answer)) is None, answer
+    # nothing past a share of 99.9% but "100%", and "1 week" doubled would read "2 week"
+    for answer, lang in (("99,9 %", "fr"), ("up to 99.5%", "en"), ("1 week", "en")):
+        assert threshold_amount(p(answer, lang)) is None, answer
+    assert threshold_amount(p("99,9 %", "fr"), within=True) == "49 %"  # half of it still reads
     # within the limit: half a ceiling, twice a floor, halfway to 100% for a share's floor
     assert threshold_amount(p("up to 18 weeks"), within=True) == "9 weeks"
     assert threshold_amount(p("within 30 days"), within=True) == "15 days"

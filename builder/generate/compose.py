@@ -460,22 +460,25 @@ def threshold_amount(p: Part, within: bool = False) -> str | None:
     ("9 weeks"), twice a floor ("52 weeks"), halfway to 100% for a percentage floor. An exact
     value is asked like a ceiling: twice it (is it more? no) or, `within`, half of it (yes).
     None for an approximate or date value, a number written in words (code rewrites digits
-    only: "up to two weeks" would be asked about "two weeks" again), or a halved amount under 4
-    (half of 2 is 1: "1 days")."""
+    only: "up to two weeks" would be asked about "two weeks" again), a halved amount under 4
+    (half of 2 is 1: "1 days"), a doubled 1 ("2 week": the unit is written for one) or a share
+    so near 100% that the amount past it rounds to 100%."""
     limit = threshold_limit(p)
     if limit is None or not re.search(r"\d", _bare(p)):
         return None
     n = _leading(p)
     halve = (limit == "floor") != within  # past a floor, or within a ceiling or a value
     if p.value.kind == "percent" and not halve:
-        if n >= 100:
-            return None
         amount = round((n + 100) / 2)
+        if amount >= 100:  # 99.9% would ask about "100%": no share is more than that
+            return None
     elif halve:
         if n < 3 or (within and n < 4):
             return None
         amount = math.floor(n / 2) if n >= 4 else n / 2
     else:
+        if n <= 1:  # "1 week" doubled reads "2 week": the unit stays singular
+            return None
         amount = n * 2
     return with_number(_bare(p), amount, p.language)
 
