@@ -117,9 +117,10 @@ def read_run(db: Path, since: str | None) -> dict:
 
 def kind_of(cand: dict) -> str:
     """The item's type, and for a reasoning item how code built it: a threshold of a limit
-    ("reasoning/limit": within the limit?), of an exact value ("reasoning/value": more than?), or
-    a difference of two values ("reasoning"). Thresholds are one part's question and a sentence:
-    a reader of the figures should see how many of the harder items they are."""
+    ("reasoning/limit": within the limit?; "reasoning/value" for the exact-value thresholds of
+    the 2026-12-05 test run, `threshold_value.md`, since removed) or a difference of two values
+    ("reasoning"). Thresholds are one part's question and a sentence: a reader of the figures
+    should see how many of the harder items they are."""
     names = cand.get("prompts") or {}
     if "threshold_value.md" in names:
         return f"{cand['type']}/value"

@@ -15,11 +15,9 @@ or copied by code:
   to 18 weeks", "at least 26 weeks": the lexicon's bounds); code picks an amount past it (twice
   a ceiling, half a floor) and asks, after the part's own question, whether that amount is
   within the limit (a sentence file per direction, every language); the answer is code's "no"
-  with the limit; after the limits, an exact value ("25 days") is asked the same way whether it
-  is more than twice or half of it (`threshold_value.md`). No model call: asked to write that
-  question, the 1.5B model turned who pays around, asked whether the amount was "excessive",
-  or wrote it as a limit ("within 28 days"), and its reader said "yes" to most of them
-  (development set);
+  with the limit. No model call: asked to write that question, the 1.5B model turned who pays
+  around, asked whether the amount was "excessive", or wrote it as a limit ("within 28 days"),
+  and its reader said "yes" to most of them (development set);
 - ambiguous: two verified *parallel* items (answers.find_pairs: one frame, two labels); code
   takes the label out of the first question when it stands there (the model drops it
   otherwise); the question must name neither label, keep what the part asks, and find both
@@ -433,41 +431,22 @@ async def difference(ctx: RunContext, a: Part, b: Part) -> dict | None:
     return _decide(row, checks)
 
 
-THRESHOLD_KINDS = ("amount", "percent", "duration", "quantity", "count")
-
-
-def threshold_limit(p: Part) -> str | None:
-    """What a threshold asks the part's answer against: "ceiling" or "floor" for a limit ("up
-    to 18 weeks", "at least 26 weeks"), "value" for one exact value of a size ("25 days",
-    "600 euros", "10 MB": no bound, one number, not a date, a year or a bare number such as
-    "lot 2"); None for anything else (an approximate value, a range, a name)."""
-    if p.value is None or p.value.kind in ("date", "year"):
-        return None
-    direction = bound_direction(p.answer, p.language)
-    if direction:
-        return direction
-    if split_bound(p.answer, p.language)[0] or p.value.kind not in THRESHOLD_KINDS \
-            or len(magnitudes(p.answer, p.language)) != 1:
-        return None
-    return "value"
-
-
 def threshold_amount(p: Part, within: bool = False) -> str | None:
     """An amount past the part's limit, written like its answer: twice a ceiling ("up to 18
     weeks" -> "36 weeks"), half a floor ("at least 26 weeks" -> "13 weeks"), halfway to 100% for
     a percentage ceiling; far enough that a strict bound ("less than") and a loose one ("up to")
     give the same answer. With `within`, an amount inside it the same way: half a ceiling
-    ("9 weeks"), twice a floor ("52 weeks"), halfway to 100% for a percentage floor. An exact
-    value is asked like a ceiling: twice it (is it more? no) or, `within`, half of it (yes).
-    None for an approximate or date value, a number written in words (code rewrites digits
-    only: "up to two weeks" would be asked about "two weeks" again), a halved amount under 4
-    (half of 2 is 1: "1 days"), a doubled 1 ("2 week": the unit is written for one) or a share
+    ("9 weeks"), twice a floor ("52 weeks"), halfway to 100% for a percentage floor. None for a
+    bare, approximate or date value, a number written in words (code rewrites digits only: "up
+    to two weeks" would be asked about "two weeks" again), a halved amount under 4 (half of 2
+    is 1: "1 days"), a doubled 1 ("2 week": the unit is written for one) or a share
     so near 100% that the amount past it rounds to 100%."""
-    limit = threshold_limit(p)
-    if limit is None or not re.search(r"\d", _bare(p)):
+    direction = bound_direction(p.answer, p.language)
+    if direction is None or p.value is None or p.value.kind in ("date", "year") \
+            or not re.search(r"\d", _bare(p)):
         return None
     n = _leading(p)
-    halve = (limit == "floor") != within  # past a floor, or within a ceiling or a value
+    halve = (direction == "floor") != within  # past a floor, or within a ceiling
     if p.value.kind == "percent" and not halve:
         amount = round((n + 100) / 2)
         if amount >= 100:  # 99.9% would ask about "100%": no share is more than that
@@ -484,10 +463,10 @@ def threshold_amount(p: Part, within: bool = False) -> str | None:
 
 
 def threshold_units(p: Part) -> tuple | None:
-    """The threshold a verified limit or value gives: past it (answer no) or within it (answer
-    yes), one or the other by a hash of the part's id, so about half of a run's thresholds
-    answer yes (a set whose every answer is no is passed by a model that always says no); past
-    it when no amount within it can be written."""
+    """The threshold a verified limit gives: past it (answer no) or within it (answer yes),
+    one or the other by a hash of the part's id, so about half of a run's thresholds answer
+    yes (a set whose every answer is no is passed by a model that always says no); past it
+    when no amount within it can be written."""
     within = int(stable_id("threshold", p.cand["id"]), 16) % 2 == 0
     if within and (amount := threshold_amount(p, within=True)):
         return (p, amount, "within")
@@ -495,24 +474,15 @@ def threshold_units(p: Part) -> tuple | None:
     return (p, amount) if amount else None
 
 
-def thresholds_of(parts: list[Part]) -> list[tuple]:
-    """Every part's threshold, limits first: a limit is what its sentence asks about ("within
-    the limit?"); an exact value ("is it more than?") is the next best, and there are more."""
-    units = [unit for p in parts if (unit := threshold_units(p))]
-    return sorted(units, key=lambda u: threshold_limit(u[0]) == "value")
-
-
 async def threshold(ctx: RunContext, p: Part, amount: str, within: str = "") -> dict:
-    """A reasoning item from one verified limit or value, with no LLM call: the part's own
-    question (its round trip already showed it asks for the value, alone, in the KB's
-    language) followed by the sentence of `threshold_ceiling.md`, `threshold_floor.md` or
-    `threshold_value.md` for its language, asking whether `amount` (`threshold_amount`: past
-    the limit, or with `within` inside it) is within it, or more than the value; the answer is
-    no (yes) with the part's answer. Past a ceiling or short of a floor the no holds for an
-    entitlement ("up to 18 weeks"), a deadline ("within 30 days") and a condition ("more than
-    50 staff") alike; inside them, the yes. Twice an exact value is not less than it, half of
-    it is: "more than" is answered by the value alone."""
-    source = f"threshold_{threshold_limit(p)}.md"
+    """A reasoning item from one verified limit, with no LLM call: the part's own question (its
+    round trip already showed it asks for the limit, alone, in the KB's language) followed by
+    the sentence of `threshold_ceiling.md` or `threshold_floor.md` for its language, asking
+    whether `amount` (`threshold_amount`: past the limit, or with `within` inside it) is within
+    it; the answer is no (yes) with the limit. Past a ceiling or short of a floor the no holds
+    for an entitlement ("up to 18 weeks"), a deadline ("within 30 days") and a condition ("more
+    than 50 staff") alike; inside them, the yes."""
+    source = f"threshold_{bound_direction(p.answer, p.language)}.md"
     sentences = ctx.sentences[source]
     template = sentences.get(p.language) or sentences["en"]
     ask = template.replace("{amount}", amount)
@@ -694,8 +664,8 @@ async def compose_from_verified(ctx: RunContext, kb: KnowledgeIndex, spans: list
 
     `fill` (how many items the run may still add; pipeline._fill passes it once n items are
     verified and at the run's end): every harder place still open, whatever its kind, up to
-    `fill`, goes to a threshold, which code builds with no call from any verified limit or value
-    not used up: a knowledge base of rules has many limits and few parallel values, bridges or
+    `fill`, goes to a threshold, which code builds with no call from any verified limit not used
+    up: a knowledge base of rules has many limits and few parallel values, bridges or
     names to swap. Only at those points, so that the passes before plan what an interrupted and
     resumed run plans (a threshold counted early takes a difference's place)."""
     parts = parts_of(ctx, spans)
@@ -739,7 +709,7 @@ async def compose_from_verified(ctx: RunContext, kb: KnowledgeIndex, spans: list
             want[kind] -= 1
 
     cap = 4 * max(want.values(), default=0) + 4
-    thresholds = thresholds_of(parts)
+    thresholds = [unit for p in parts if (unit := threshold_units(p))]
     if fill:
         plan("reasoning", thresholds, cap + len(thresholds))
     else:
