@@ -439,8 +439,8 @@ def threshold_amount(p: Part, within: bool = False) -> str | None:
     ("9 weeks"), twice a floor ("52 weeks"), halfway to 100% for a percentage floor. None for a
     bare, approximate or date value, a number written in words (code rewrites digits only: "up
     to two weeks" would be asked about "two weeks" again), a halved amount under 4 (half of 2
-    is 1: "1 days"), a doubled 1 ("2 week": the unit is written for one) or a share
-    so near 100% that the amount past it rounds to 100%."""
+    is 1: "1 days"), a doubled 1 ("2 week": the unit is written for one) or a share so near
+    100% that the amount past it rounds to 100%."""
     direction = bound_direction(p.answer, p.language)
     if direction is None or p.value is None or p.value.kind in ("date", "year") \
             or not re.search(r"\d", _bare(p)):
@@ -665,8 +665,8 @@ async def compose_from_verified(ctx: RunContext, kb: KnowledgeIndex, spans: list
     `fill` (how many items the run may still add; pipeline._fill passes it once n items are
     verified and at the run's end): every harder place still open, whatever its kind, up to
     `fill`, goes to a threshold, which code builds with no call from any verified limit not used
-    up: a knowledge base of rules has many limits and few parallel values, bridges or
-    names to swap. Only at those points, so that the passes before plan what an interrupted and
+    up: a knowledge base of rules has many limits and few parallel values, bridges or names to
+    swap. Only at those points, so that the passes before plan what an interrupted and
     resumed run plans (a threshold counted early takes a difference's place)."""
     parts = parts_of(ctx, spans)
     if len(parts) < 1:

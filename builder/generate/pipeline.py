@@ -79,7 +79,12 @@ def _wants_more(ctx: RunContext, plan: dict[str, int], done: list[dict] | None =
     if len(done) < n:
         return True
     short = any(sum(c["type"] == k for c in done) < plan.get(k, 0) for k in compose.COMPOSED)
-    return short and len(done) < n + math.ceil(EXTRA_PARTS * n)
+    return short and len(done) < _most(n)
+
+
+def _most(n: int) -> int:
+    """The most items a run verifies: n, and EXTRA_PARTS of n more while harder ones are short."""
+    return n + math.ceil(EXTRA_PARTS * n)
 
 
 def verified(ctx: RunContext, pool: list[dict] | None = None) -> list[dict]:
@@ -179,8 +184,8 @@ async def run_waves(ctx: RunContext, chunks: list[dict], titles: dict[str, str],
             # n verified, harder items short (_wants_more): thresholds (no call) take the
             # harder places nothing was found to build, within the room left, before any more
             # part is asked for a pair or a bridge that may never pass
-            await _fill(ctx, kb, spans, plan, on_verified)
-            if not _wants_more(ctx, plan):
+            done = await _fill(ctx, kb, spans, plan, done, on_verified)
+            if not _wants_more(ctx, plan, done):
                 break
             # only the halves harder items are built from can still help; a run out of them
             # stops instead of verifying more easy items
@@ -205,7 +210,7 @@ async def run_waves(ctx: RunContext, chunks: list[dict], titles: dict[str, str],
         await _retry_stranded(ctx, kb, spans, plan, on_verified)
         await compose.compose_from_verified(ctx, kb, spans, plan, on_verified)
         wave = WAVE if not batched else len(todo)
-    await _fill(ctx, kb, spans, plan, on_verified)
+    await _fill(ctx, kb, spans, plan, verified(ctx), on_verified)
     if passed_over:
         ctx.notes.append(f"{passed_over} answer span(s) not asked: their own sentence and title, "
                          "the answer left out, fit another sentence as well")
@@ -218,17 +223,19 @@ async def run_waves(ctx: RunContext, chunks: list[dict], titles: dict[str, str],
 
 
 async def _fill(ctx: RunContext, kb: KnowledgeIndex, spans: list[Span], plan: dict[str, int],
-                on_verified=None) -> None:
+                done: list[dict], on_verified=None) -> list[dict]:
     """Harder places nothing was found to build them from go to thresholds (no call), within
     the items a run may verify while harder ones are short (_wants_more). Done where the state
     is the same in an interrupted and resumed run as in an uninterrupted one: once n items are
     verified (between waves), and at the end. Filled only at the end, the places went to the
     extra parts asked for pairs first: on the development handbook the run verified 25 items,
-    22 of them single-hop, and left no room for a threshold."""
-    n = sum(plan.values())
-    room = n + math.ceil(EXTRA_PARTS * n) - len(verified(ctx))
-    if room > 0:
-        await compose.compose_from_verified(ctx, kb, spans, plan, on_verified, fill=room)
+    22 of them single-hop, and left no room for a threshold. `done`: the verified items now
+    (`verified`); returned as they are after the fill, read again only if it could add any."""
+    room = _most(sum(plan.values())) - len(done)
+    if room <= 0:
+        return done
+    await compose.compose_from_verified(ctx, kb, spans, plan, on_verified, fill=room)
+    return verified(ctx)
 
 
 def _take(pool: list[Span], size: int, kb: KnowledgeIndex) -> tuple[list[Span], list[Span]]:
