@@ -45,8 +45,10 @@ def _reference_tok_s(model_name: str, messages: list[dict]) -> float:
     """Completion tokens/s of llama_cpp called directly, schema-constrained like golden."""
     from llama_cpp import Llama
 
+    from builder.llm.llama_server import install_cpu_guard
     from builder.llm.local_models import ensure_model, resolve_local_model
 
+    install_cpu_guard()  # the server's own setting on an AMX CPU, so both are compared alike
     spec = resolve_local_model(model_name)
     llama = Llama(str(ensure_model(spec, progress=lambda m: None)), n_ctx=spec.n_ctx, verbose=False)
     t = time.perf_counter()

@@ -291,8 +291,9 @@ class Items(BaseModel):
 def test_lazy_grammar_sampling_still_yields_schema_valid_json(smollm2_path):
     from llama_cpp import Llama
 
-    from builder.llm.llama_server import install_lazy_grammar
+    from builder.llm.llama_server import install_cpu_guard, install_lazy_grammar
 
+    install_cpu_guard()  # as the server does: no AMX repacking, which crashes on AMX VMs
     install_lazy_grammar()
     install_lazy_grammar()  # idempotent
     llm = Llama(str(smollm2_path), n_ctx=1024, n_threads=1, verbose=False)
@@ -370,3 +371,35 @@ def test_the_server_prompt_cache_counts_each_states_logits_and_stays_in_its_size
         assert llama_server.state_bytes(state(1000)) == 100_000 + 4_000_000 + 4_000
     finally:
         llama_cpp.LlamaRAMCache = original
+
+
+def test_amx_is_read_from_the_cpu_flags_line_only():
+    from builder.llm import llama_server
+    from builder.llm.llama_server import cpu_has_amx
+
+    plain = "processor\t: 0\nflags\t\t: fpu sse avx2 avx512f\nmodel name\t: Xeon amx_tile\n"
+    amx = "processor\t: 0\nflags\t\t: fpu avx512f amx_bf16 amx_tile amx_int8 hypervisor\n"
+    assert cpu_has_amx(amx)
+    assert not cpu_has_amx(plain)  # the word elsewhere than in the flags is not the flag
+    assert not cpu_has_amx("")
+    assert not llama_server.install_cpu_guard(plain)
+
+
+def test_on_an_amx_cpu_the_weights_load_without_llama_cpps_repacked_buffers():
+    """On AMX virtual machines llama.cpp's AMX weight buffers crash the first inference (a
+    general protection fault in libggml-cpu): the server must load the model without them."""
+    bindings = pytest.importorskip("llama_cpp.llama_cpp")
+    from builder.llm import llama_server
+
+    installed = bindings.llama_model_default_params  # an earlier test may have guarded it
+    original = getattr(installed, "_golden_original", installed)
+    bindings.llama_model_default_params = original
+    try:
+        assert original().use_extra_bufts  # llama.cpp's own default repacks
+        llama_server.install_no_weight_repack()
+        llama_server.install_no_weight_repack()  # twice is once
+        assert bindings.llama_model_default_params().use_extra_bufts is False
+        assert bindings.llama_model_default_params._golden_no_repack
+        assert bindings.llama_model_default_params().n_gpu_layers == original().n_gpu_layers
+    finally:
+        bindings.llama_model_default_params = installed

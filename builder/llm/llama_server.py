@@ -265,12 +265,63 @@ def install_bounded_cache() -> None:
     llama_cpp.LlamaRAMCache = StateSizedRAMCache
 
 
+def cpu_has_amx(cpuinfo: str | None = None) -> bool:
+    """Whether the CPU reports Intel AMX tiles (`amx_tile` in /proc/cpuinfo's flags)."""
+    if cpuinfo is None:
+        try:
+            with open("/proc/cpuinfo", encoding="ascii", errors="replace") as f:
+                cpuinfo = f.read()
+        except OSError:
+            return False
+    return any(line.startswith("flags") and "amx_tile" in line.split()
+               for line in cpuinfo.splitlines())
+
+
+def install_no_weight_repack() -> None:
+    """Load the weights without llama.cpp's extra buffer types (its weight repacking).
+
+    A llama.cpp built on a CPU with Intel AMX (`-march=native`, the default build) repacks
+    the weights into an AMX buffer, and on the virtual machines of that CPU generation we
+    run on the first inference dies with a general protection fault in libggml-cpu
+    (ggml-org/llama.cpp#20824, ollama/ollama#17249: the same fingerprint, Q4_K_M included).
+    The kernel grants the AMX permission there, so it cannot be probed; the server then
+    answered nothing and every run ended "cannot reach the LLM endpoint". Without the extra
+    buffers the same build runs the plain AVX-512 path. llama-cpp-python does not expose the
+    switch (`use_extra_bufts` of llama_model_params), so it is set where the library reads
+    the defaults.
+    """
+    from llama_cpp import llama_cpp as bindings
+
+    original = bindings.llama_model_default_params
+    if getattr(original, "_golden_no_repack", False):
+        return
+
+    def defaults() -> Any:
+        params = original()
+        params.use_extra_bufts = False
+        return params
+
+    defaults._golden_no_repack = True  # type: ignore[attr-defined]
+    defaults._golden_original = original  # type: ignore[attr-defined]
+    bindings.llama_model_default_params = defaults  # what `Llama.__init__` calls
+
+
+def install_cpu_guard(cpuinfo: str | None = None) -> bool:
+    """Every in-process llama.cpp model of golden loads through this: on an AMX CPU, without
+    weight repacking (`install_no_weight_repack`). True when the guard was needed."""
+    if not cpu_has_amx(cpuinfo):
+        return False
+    install_no_weight_repack()
+    return True
+
+
 def build_app(model_path: str, alias: str, n_ctx: int, n_threads: int | None = None) -> Any:
     from llama_cpp.server.app import create_app
     from llama_cpp.server.settings import ModelSettings, ServerSettings
 
     install_lazy_grammar()
     install_bounded_cache()
+    install_cpu_guard()
     app = create_app(server_settings=ServerSettings(host="127.0.0.1"),
                      model_settings=[ModelSettings(**model_settings(model_path, alias, n_ctx,
                                                                     n_threads))])
