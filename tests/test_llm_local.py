@@ -277,6 +277,27 @@ def test_server_settings_leave_a_core_free_unless_idle_and_keep_prompt_states(mo
     assert default_threads(2, load=3.0) == 1
 
 
+def test_the_machine_is_read_as_it_is_now_not_as_the_load_average_remembers(monkeypatch):
+    """Right after `pip install` compiled llama.cpp the 1-minute load average still reads 1 or
+    more on an idle machine; the threads follow what the cores do now (/proc/stat)."""
+    from builder.llm import llama_server
+
+    monkeypatch.setattr(llama_server.os, "getloadavg", lambda: (2.5, 2.0, 1.0))
+    snapshots = iter([(10_000, 8_000), (10_200, 8_190)])  # 10 of 200 jiffies busy
+    idle_now = llama_server.busy_cores(0.0, lambda: next(snapshots), cpus=2)
+    assert idle_now == pytest.approx(0.1)
+    snapshots = iter([(10_000, 8_000), (10_200, 8_080)])  # 120 of 200 busy: 1.2 cores
+    assert llama_server.busy_cores(0.0, lambda: next(snapshots), cpus=2) == pytest.approx(1.2)
+    # no /proc/stat (not Linux): the load average is all there is
+    assert llama_server.busy_cores(0.0, lambda: None, cpus=2) == 2.5
+    monkeypatch.delenv("GOLDEN_LOCAL_THREADS", raising=False)
+    monkeypatch.setattr(llama_server, "busy_cores", lambda cpus=None: idle_now)
+    assert llama_server.default_threads(2) == 2
+    monkeypatch.setattr(llama_server, "busy_cores", lambda cpus=None: 1.2)
+    assert llama_server.default_threads(2) == 1
+    assert llama_server._read_proc_stat() is None or llama_server._read_proc_stat()[0] > 0
+
+
 class Item(BaseModel):
     name: str
     tags: list[str]

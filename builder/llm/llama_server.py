@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import time
 import json
 from typing import Any
 
@@ -92,8 +93,8 @@ def default_threads(cpu_count: int | None = None, load: float | None = None) -> 
     core from one of them the others spin until it is scheduled again. Measured on a busy
     2-core machine (another model server generating): 2 threads took 311 s per structured call,
     1 thread 14 s. On an idle 2-core machine 2 threads are 1.67x faster (`golden generate --n
-    20` on samples/: 346 s against 578 s, bench/RESULTS.md). So all cores only when the
-    1-minute load average says nothing else is running (below half a core); golden's own
+    20` on samples/: 346 s against 578 s, bench/RESULTS.md). So all cores only when the cores
+    other processes keep busy right now (`busy_cores`) are under half a core; golden's own
     process waits on the server and costs little. `GOLDEN_LOCAL_THREADS=N` overrides it.
     """
     with contextlib.suppress(ValueError):
@@ -101,11 +102,47 @@ def default_threads(cpu_count: int | None = None, load: float | None = None) -> 
             return int(os.environ["GOLDEN_LOCAL_THREADS"])
     cpus = cpu_count if cpu_count is not None else (os.cpu_count() or 1)
     if load is None:
-        with contextlib.suppress(OSError, AttributeError):
-            load = os.getloadavg()[0]
+        load = busy_cores(cpus=cpus)
     if load is not None and load < 0.5:
         return cpus
     return max(1, cpus - 1)
+
+
+def busy_cores(interval: float = 0.5, read_stat=None, cpus: int | None = None) -> float | None:
+    """How many cores other processes keep busy now: the share of non-idle CPU time in
+    /proc/stat over `interval` seconds, times the cores; else the 1-minute load average.
+
+    The load average lags by minutes: `pip install ... && golden demo` started the server
+    with the install's compile still in it (1.0 and more on an idle 2-core machine), so the
+    first demo a user ran used one thread, about half the speed. A half-second sample sees
+    the machine as it is when the server starts.
+    """
+    read_stat = read_stat or _read_proc_stat
+    first = read_stat()
+    if first is not None:
+        time.sleep(interval)
+        second = read_stat()
+        if second is not None:
+            total = second[0] - first[0]
+            if total > 0:
+                busy = total - (second[1] - first[1])
+                return max(0.0, busy / total) * (cpus or os.cpu_count() or 1)
+    with contextlib.suppress(OSError, AttributeError):
+        return os.getloadavg()[0]
+    return None
+
+
+def _read_proc_stat() -> tuple[int, int] | None:
+    """(all jiffies, idle + iowait jiffies) of the machine, from /proc/stat's `cpu` line."""
+    try:
+        with open("/proc/stat", encoding="ascii") as f:
+            fields = f.readline().split()
+    except OSError:
+        return None
+    if not fields or fields[0] != "cpu":
+        return None
+    ticks = [int(v) for v in fields[1:9]]  # user nice system idle iowait irq softirq steal
+    return sum(ticks), ticks[3] + ticks[4]
 
 
 _LOOSE_CHAR = 'char ::= [^"\\\\]'
