@@ -448,3 +448,33 @@ async def test_open_llm_yields_a_working_client(store):
     with open_llm(store, settings, job="t", http_client_factory=endpoint.factory()) as llm:
         assert (await ask(llm)).ok and llm.local_server is None
         assert llm.summary()["network_calls"] == 1
+
+
+async def test_a_dead_embedded_server_ends_the_job_at_once_saying_how_it_died(store, sleeps):
+    """When golden's own llama.cpp server has died (a crash in llama.cpp, the OOM killer),
+    retrying cannot bring it back: the first refused call ends the job, naming the signal."""
+    class DeadServer:
+        def exit_message(self):
+            return "the local model server stopped (signal SIGSEGV) during the run: (no log)"
+
+    client = make_client(store, Endpoint(httpx2.ConnectError("refused")), sleeps, max_retries=5)
+    client.local_server = DeadServer()
+    with pytest.raises(JobError, match="stopped \\(signal SIGSEGV\\)"):
+        await ask(client)
+    assert sleeps == []  # not one retry
+
+
+def test_a_local_server_that_exited_says_which_signal(tmp_path):
+    import subprocess
+
+    from builder.llm.local_server import LocalServer
+
+    server = LocalServer(tmp_path / "m.gguf", alias="local:m", progress=lambda m: None)
+    assert server.exit_message() is None  # never started
+    server.proc = subprocess.Popen(["sh", "-c", "kill -SEGV $$"])
+    server.proc.wait()
+    assert "signal SIGSEGV" in server.exit_message()
+    server.proc = subprocess.Popen(["sh", "-c", "exit 3"])
+    server.proc.wait()
+    assert "(code 3)" in server.exit_message()
+    server.proc = None

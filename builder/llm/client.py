@@ -399,6 +399,9 @@ class OpenAIClient:
                     return _Reply(kind="error", reason="bad reply from the endpoint: not a JSON "
                                   "object", attempts=attempt)
                 return _Reply(completion=data, raw=response.text, attempts=attempt)
+            if kind == "unreachable" and self.local_server is not None \
+                    and (gone := self.local_server.exit_message()):
+                return self._fatal_reply(attempt, gone)  # retrying cannot bring it back
             if retry and attempt <= self.settings.max_retries:
                 await self._sleep(delay if delay is not None else _backoff(attempt))
                 continue

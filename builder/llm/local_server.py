@@ -142,6 +142,19 @@ class LocalServer:
                 os.unlink(self._log_path)
             self._log_path = None
 
+    def exit_message(self) -> str | None:
+        """Why the server is gone, when it exited by itself after starting; None while it runs
+        (or after `stop`). A signal is named: SIGSEGV is llama.cpp crashing, SIGKILL most
+        often the kernel's out-of-memory killer."""
+        code = self.proc.poll() if self.proc is not None else None
+        if code is None:
+            return None
+        how = f"code {code}"
+        if code < 0:
+            with contextlib.suppress(ValueError):
+                how = f"signal {signal.Signals(-code).name}"
+        return f"the local model server stopped ({how}) during the run: {self._log_tail()}"
+
     @property
     def pid(self) -> int | None:
         return self.proc.pid if self.proc else None
