@@ -403,7 +403,11 @@ def test_amx_is_read_from_the_cpu_flags_line_only():
     assert cpu_has_amx(amx)
     assert not cpu_has_amx(plain)  # the word elsewhere than in the flags is not the flag
     assert not cpu_has_amx("")
-    assert not llama_server.install_cpu_guard(plain)
+    assert not llama_server.install_cpu_guard(plain, "CPU : AVX2 = 1 | AMX_INT8 = 1 |")
+    # a library built without its AMX path runs fine on an AMX CPU: nothing to guard
+    assert not llama_server.build_has_amx("CPU : AVX512 = 1 | AVX512_VNNI = 1 | REPACK = 1 |")
+    assert not llama_server.install_cpu_guard(amx, "CPU : AVX512 = 1 | REPACK = 1 |")
+    assert llama_server.build_has_amx("CPU : AVX512_BF16 = 1 | AMX_INT8 = 1 | REPACK = 1 |")
 
 
 def test_on_an_amx_cpu_the_weights_load_without_llama_cpps_repacked_buffers():

@@ -343,10 +343,25 @@ def install_no_weight_repack() -> None:
     bindings.llama_model_default_params = defaults  # what `Llama.__init__` calls
 
 
-def install_cpu_guard(cpuinfo: str | None = None) -> bool:
-    """Every in-process llama.cpp model of golden loads through this: on an AMX CPU, without
-    weight repacking (`install_no_weight_repack`). True when the guard was needed."""
-    if not cpu_has_amx(cpuinfo):
+def build_has_amx(system_info: str | None = None) -> bool:
+    """Whether the llama.cpp library golden loads was compiled with its AMX path
+    (`AMX_INT8 = 1` in llama_print_system_info); a build made with AMX turned off has none."""
+    if system_info is None:
+        try:
+            import llama_cpp
+
+            system_info = llama_cpp.llama_print_system_info().decode("utf-8", "replace")
+        except Exception:  # no library, or one without the call: nothing to guard
+            return False
+    return "AMX_INT8 = 1" in system_info
+
+
+def install_cpu_guard(cpuinfo: str | None = None, system_info: str | None = None) -> bool:
+    """Every in-process llama.cpp model of golden loads through this: when the CPU reports AMX
+    and the library was built with its AMX path, without weight repacking
+    (`install_no_weight_repack`); a build without AMX keeps its repacked weights (1.17x faster
+    on the AMX machine, bench/RESULTS.md). True when the guard was needed."""
+    if not (cpu_has_amx(cpuinfo) and build_has_amx(system_info)):
         return False
     install_no_weight_repack()
     return True
