@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import os
 import time
-import json
 from typing import Any
 
 
