@@ -1,0 +1,119 @@
+"""Ask the question writer again, with one change, for the spans a finished run asked: a paired
+comparison on the same spans, free of the run-to-run noise of a whole new run.
+
+    python bench/quality/replay_writer.py RUN.db OUT.jsonl --kinds duration \\
+        --kind-text duration="a length of time: ..."
+    python bench/quality/replay_writer.py RUN.db OUT.jsonl --kinds name --mask "…"
+
+For every span of the given kinds that RUN.db's question stage asked (partner retries left
+out), the writer is called with the change (`--kind-text KIND=TEXT` replaces the kind hint of
+the `Answer:` line; `--mask TEXT` shows TEXT instead of a name span's answer), the wording is
+chosen and read by the pipeline's own code (`questions._choose`, `roundtrip.round_trip`), and
+one line per span gives the run's question and verdict beside the new ones. The calls go to the
+embedded model through a copy of RUN.db (`--cache`, default OUT.jsonl's name + .db), so RUN.db
+is never written and a second replay with the same change makes no call. Replayed with no
+change against RUN.db's own replies it rebuilds the run's questions exactly (2026-12-05).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import shutil
+import sqlite3
+from pathlib import Path
+
+from builder.generate import questions
+from builder.generate.context import RunContext
+from builder.generate.knowledge import KnowledgeIndex
+from builder.generate.models import GenerateOptions, WrittenQuestions
+from builder.generate.pipeline import _precheck
+from builder.generate.rivals import telling_words
+from builder.generate.roundtrip import round_trip
+from builder.generate.runner import section_title
+from builder.generate.spans import spans_of_chunk
+from builder.llm.settings import LLMSettings
+from builder.llm.setup import open_llm
+from builder.store import Store
+from builder.store.documents import list_chunks
+
+
+def asked_spans(db: Path, kinds: set[str]):
+    """(candidate row, span) for every span of `kinds` the run's question stage asked."""
+    con = sqlite3.connect(db)
+    cands = {r[0]: r for r in con.execute(
+        "SELECT id, question, answer, verdict, rejection_reasons, duplicate_of FROM candidates "
+        "WHERE type = 'single_hop'")}
+    infos = [json.loads(i) for (i,) in con.execute(
+        "SELECT info FROM stage_done WHERE stage = 'question'")]
+    con.close()
+    with Store(db) as store:
+        chunks = list_chunks(store)
+    titles = {c["id"]: section_title(c) or "" for c in chunks}
+    spans = {s.id: s for c in chunks for s in spans_of_chunk(c, titles[c["id"]])}
+    todo = [(cands[i["candidate_id"]], spans[i["span"]]) for i in infos
+            if i.get("candidate_id") in cands and i.get("span") in spans
+            and "partner" not in i and spans[i["span"]].kind in kinds]
+    return KnowledgeIndex(chunks, titles), todo
+
+
+def changed_vars(kind_text: dict[str, str], mask: str | None):
+    original = questions.question_vars
+
+    def question_vars(span, mention, partner):
+        v = original(span, mention, partner)
+        if span.kind in kind_text:
+            v["kind"] = kind_text[span.kind]
+        if mask is not None and span.kind == "name":
+            v["answer"] = mask
+        return v
+    return question_vars
+
+
+async def replay(db: Path, out: Path, cache: Path, kinds: set[str], kind_text: dict[str, str],
+                 mask: str | None) -> None:
+    kb, todo = asked_spans(db, kinds)
+    write_vars = changed_vars(kind_text, mask)
+    if not cache.exists():
+        shutil.copy(db, cache)
+    with Store(cache) as store, open_llm(store, LLMSettings(), job="replay") as llm, \
+            out.open("w") as f:
+        ctx = RunContext.create(store, llm, GenerateOptions(n=1))
+        for cand, span in todo:
+            mention = span.mention or telling_words(span.statement, span.answer, span.language, kb)
+            res = await ctx.call("question", write_vars(span, mention, None), WrittenQuestions)
+            if not res.ok:
+                continue
+            q, a, problems, offered = questions._choose(span, res.value.questions, mention,
+                                                        _precheck(kb))
+            if problems:
+                verdict, why, read = "failed", f"form: {problems[0]}", ""
+            else:
+                r = await round_trip(ctx, q, a, span.chunk_id, span.language, kb)
+                verdict, why, read = ("passed" if r.problem is None else "failed"), r.problem, r.answer
+            f.write(json.dumps({
+                "span": span.id, "kind": span.kind, "statement": span.statement,
+                "old_q": cand[1], "old_a": cand[2], "old_v": "dup" if cand[5] else cand[3],
+                "old_why": json.loads(cand[4] or "[]"), "new_q": q, "new_a": a,
+                "new_v": verdict, "new_why": why, "reader": read, "offered": offered},
+                ensure_ascii=False) + "\n")
+            f.flush()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("db", type=Path)
+    ap.add_argument("out", type=Path)
+    ap.add_argument("--kinds", required=True, help="span kinds, comma-separated")
+    ap.add_argument("--kind-text", action="append", default=[], metavar="KIND=TEXT")
+    ap.add_argument("--mask", help="shown to the writer instead of a name span's answer")
+    ap.add_argument("--cache", type=Path)
+    args = ap.parse_args()
+    kind_text = dict(kv.split("=", 1) for kv in args.kind_text)
+    asyncio.run(replay(args.db, args.out, args.cache or args.out.with_suffix(".db"),
+                       set(args.kinds.split(",")), kind_text, args.mask))
+
+
+if __name__ == "__main__":
+    main()
