@@ -29,7 +29,6 @@ from builder.generate.context import RunContext
 from builder.generate.knowledge import KnowledgeIndex
 from builder.generate.models import GenerateOptions, WrittenQuestions
 from builder.generate.pipeline import _precheck
-from builder.generate.rivals import telling_words
 from builder.generate.roundtrip import round_trip
 from builder.generate.runner import section_title
 from builder.generate.spans import spans_of_chunk
@@ -81,7 +80,7 @@ async def replay(db: Path, out: Path, cache: Path, kinds: set[str], kind_text: d
             out.open("w") as f:
         ctx = RunContext.create(store, llm, GenerateOptions(n=1))
         for cand, span in todo:
-            mention = span.mention or telling_words(span.statement, span.answer, span.language, kb)
+            mention = questions.mention_for(span, kb)
             res = await ctx.call("question", write_vars(span, mention, None), WrittenQuestions)
             if not res.ok:
                 continue

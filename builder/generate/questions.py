@@ -68,7 +68,7 @@ async def write_questions(ctx: RunContext, kb: KnowledgeIndex, spans: list[Span]
                         *([partner["question"]] if partner else []))
         if key in done:
             return
-        mention = span.mention or telling_words(span.statement, span.answer, span.language, kb)
+        mention = mention_for(span, kb)
         res = await ctx.call("question", question_vars(span, mention, partner), WrittenQuestions)
         if not res.ok:
             return
@@ -96,6 +96,12 @@ async def write_questions(ctx: RunContext, kb: KnowledgeIndex, spans: list[Span]
                                  info={**info, "candidate_id": cand["id"], "offered": offered})
 
     await run_units(ctx, "questions", spans, one)
+
+
+def mention_for(span: Span, kb: KnowledgeIndex) -> list[str]:
+    """The words the span's question must contain: its own (a label, a code name), else those
+    that tell its statement from close rivals (rivals.telling_words)."""
+    return span.mention or telling_words(span.statement, span.answer, span.language, kb)
 
 
 def _choose(span: Span, offered: list[str], mention: list[str],
