@@ -106,13 +106,37 @@ def read_run(db: Path, since: str | None) -> dict:
     from builder.store import candidates as cstore
     from builder.store.db import Store
     from builder.store.documents import list_chunks
+    from builder.generate.questions import STAGE_QUESTION
 
     with Store(db) as store:
         cands = cstore.load_candidates(store)
         calls = store.query("SELECT stage, status, prompt_tokens, completion_tokens FROM llm_calls" +
                             (" WHERE created_at >= ?" if since else ""), [since] if since else [])
         chunks = {c["id"]: c for c in list_chunks(store)}
-    return {"candidates": cands, "calls": calls, "chunks": chunks}
+        asked = cstore.done_infos(store, STAGE_QUESTION)
+    return {"candidates": cands, "calls": calls, "chunks": chunks, "asked": asked}
+
+
+def by_span_kind(run: dict, verified: list[dict], correct: list[dict]) -> dict[str, str]:
+    """Single-hop questions by the kind of answer span they were asked for (a name, an amount, a
+    duration...): "asked/verified/correct". Where a knowledge base spends its calls: on some,
+    most name spans fail and most values pass (bench/RESULTS.md, 2026-12-06)."""
+    from builder.generate.runner import section_title
+    from builder.generate.spans import spans_of_chunk
+
+    kinds = {s.id: s.kind for c in run["chunks"].values()
+             for s in spans_of_chunk(c, section_title(c) or "")}
+    ok, good = {c["id"] for c in verified}, {c["id"] for c in correct}
+    tally: dict[str, list[int]] = {}
+    for info in run["asked"]:
+        kind = kinds.get(info.get("span"))
+        if kind is None:
+            continue
+        t = tally.setdefault(kind, [0, 0, 0])
+        t[0] += 1
+        t[1] += info.get("candidate_id") in ok
+        t[2] += info.get("candidate_id") in good
+    return {k: "/".join(map(str, t)) for k, t in sorted(tally.items(), key=lambda kv: -kv[1][0])}
 
 
 def kind_of(cand: dict) -> str:
@@ -214,6 +238,7 @@ def main() -> None:
         "precision_by_kind": {t: f"{sum(1 for c in correct if kind_of(c) == t)}/{k}"
                               for t, k in Counter(kind_of(c) for c, lab in read if lab).items()
                               if t != "single_hop"},
+        "by_span_kind": by_span_kind(run, verified, correct),
         "prompt_tokens": sum(c["prompt_tokens"] or 0 for c in run["calls"]),
         "completion_tokens": sum(c["completion_tokens"] or 0 for c in run["calls"]),
     }
@@ -238,6 +263,7 @@ def main() -> None:
           f"difficulty {fig['verified_difficulty']}")
     print(f"  failure classes {fig['failure_classes']}")
     print(f"  harder items by how they were built (correct/read) {fig['precision_by_kind']}")
+    print(f"  single-hop by answer span (asked/verified/correct) {fig['by_span_kind']}")
     print(f"  harder share {fig['harder_share']}, precision by type {fig['precision_by_type']}; "
           f"per verified item: {fig.get('calls_per_verified')} calls, "
           f"{fig.get('prompt_tokens_per_verified')} prompt tokens")
