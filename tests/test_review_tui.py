@@ -870,3 +870,30 @@ async def test_a_locked_database_at_start_leaves_the_first_claim_to_the_writer(d
             assert screen.current_id == "c000000"
     finally:
         other.close()
+
+
+async def test_a_refresh_counted_while_the_app_closes_touches_no_widget(db):
+    """The refresh counts in a thread; when the app closes meanwhile (its widgets being taken
+    down), the count coming back must not look for the progress line (seen as NoMatches on a
+    loaded machine, the first-frame test quitting right after its first refresh)."""
+    import asyncio
+    import threading
+
+    app = ReviewApp(db, "ann")
+    release = threading.Event()
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        await settle(app, pilot)
+        real = screen._reader.refresh
+
+        def slow(*args):
+            release.wait(10)
+            return real(*args)
+
+        screen._reader.refresh = slow
+        screen.schedule_refresh()
+        await asyncio.sleep(0.05)  # the worker waits in its thread
+        await screen.query_one("#progress").remove()  # what closing the app does to it
+        release.set()
+        await screen._refresh_worker.wait()
+        assert screen._refresh_worker.error is None

@@ -308,8 +308,9 @@ class ReviewScreen(Screen):
             self._claim(PREFETCH + 1, show=True)
 
     def _show_progress(self, count: int | None) -> None:
-        self.query_one("#progress", ProgressLine).show(self.stats, self.annotator,
-                                                       self.filter.describe(), count)
+        # a refresh that counted in its thread while the app closed finds the line gone
+        for line in self.query("#progress").results(ProgressLine):
+            line.show(self.stats, self.annotator, self.filter.describe(), count)
 
     # ------------------------------------------------------------------ claims
 
