@@ -39,6 +39,7 @@ from builder.generate.spans import spans_of_chunk
 from builder.llm.settings import LLMSettings
 from builder.llm.setup import open_llm
 from builder.store import Store
+from builder.store import candidates as cstore
 from builder.store.documents import list_chunks
 
 
@@ -48,11 +49,10 @@ def asked_spans(db: Path, kinds: set[str]):
     cands = {r[0]: r for r in con.execute(
         "SELECT id, question, answer, verdict, rejection_reasons, duplicate_of FROM candidates "
         "WHERE type = 'single_hop'")}
-    infos = [json.loads(i) for (i,) in con.execute(
-        "SELECT info FROM stage_done WHERE stage = 'question'")]
     con.close()
     with Store(db) as store:
         chunks = list_chunks(store)
+        infos = cstore.done_infos(store, questions.STAGE_QUESTION)
     titles = {c["id"]: section_title(c) or "" for c in chunks}
     spans = {s.id: s for c in chunks for s in spans_of_chunk(c, titles[c["id"]])}
     todo = [(cands[i["candidate_id"]], spans[i["span"]]) for i in infos
@@ -83,8 +83,7 @@ def kb_examples(db: Path, todo) -> dict[str, dict]:
         "SELECT question, answer, evidence FROM candidates WHERE type = 'single_hop' "
         "AND verdict = 'passed' AND duplicate_of IS NULL")]
     con.close()
-    kinds = {cand[0]: span.kind for cand, span in todo}
-    by_answer = {cand[2]: kinds[cand[0]] for cand, _ in todo}
+    by_answer = {cand[2]: span.kind for cand, span in todo}
     out = {}
     for _cand, span in todo:
         terms = key_terms(span.statement)
