@@ -35,7 +35,7 @@ from builder.generate.context import RunContext
 from builder.generate.form import question_problems
 from builder.generate.knowledge import MAX_SENTENCES, KnowledgeIndex
 from builder.generate.models import ReaderReply, WrittenQuestions
-from builder.generate.questions import STAGE_QUESTION, question_vars, write_questions
+from builder.generate.questions import STAGE_QUESTION, examples_for, question_vars, write_questions
 from builder.generate.rivals import statement_rival
 from builder.generate.roundtrip import read_pending, retrieve, round_trip
 from builder.generate.spans import plan_spans
@@ -205,7 +205,8 @@ async def run_waves(ctx: RunContext, chunks: list[dict], titles: dict[str, str],
                                  key=stable_id(STAGE_WAVE, index, [s.id for s in batch]),
                                  info={"index": index, "spans": [s.id for s in batch]})
         index += 1
-        await write_questions(ctx, kb, batch, precheck=_precheck(kb))
+        await write_questions(ctx, kb, batch, precheck=_precheck(kb),
+                              examples=examples_for(ctx, batch))
         await read_pending(ctx, kb, on_verified)
         await _retry_stranded(ctx, kb, spans, plan, on_verified)
         await compose.compose_from_verified(ctx, kb, spans, plan, on_verified)
