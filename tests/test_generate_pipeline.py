@@ -280,9 +280,9 @@ def test_beyond_n_only_the_halves_of_harder_items_are_asked(kb_store, monkeypatc
     asked = []
     real = pipeline.write_questions
 
-    async def spy(ctx, kb, spans, precheck=None, partners=None):
+    async def spy(ctx, kb, spans, precheck=None, partners=None, examples=None):
         asked.append((len(pipeline.verified(ctx)), [s.bundled for s in spans]))
-        await real(ctx, kb, spans, precheck, partners)
+        await real(ctx, kb, spans, precheck, partners, examples)
 
     monkeypatch.setattr(pipeline, "write_questions", spy)
     # harder items can never be composed here (every composing call fails, and no threshold is
