@@ -5,6 +5,8 @@ given; code then checks the question's form (form.py). A span whose statement ha
 (rivals.telling_words) must have its question name what tells it from them. Each candidate is
 stored `pending` (the round trip reads it next) or `failed` with the form's reasons, in one
 transaction with its ledger row; a failed call stores nothing and is asked again next run.
+From the second wave on, a span is shown the run's verified question most like it as its
+example (`examples_for`): the knowledge base's own way of asking, in its language.
 """
 
 from __future__ import annotations
