@@ -79,3 +79,13 @@ def test_words_written_with_decomposed_accents_are_whole_words():
     assert key_terms(decomposed) & key_terms("Quel chiffre d'affaires inférieur ?") >= {"inférieur"}
     from builder.generate.form import contains
     assert contains("Quel est le plafond de chiffre d'affaires inférieur ?", "infe\u0301rieur")
+
+
+def test_a_question_holding_the_prompts_answer_mark_is_refused():
+    from builder.generate.form import question_problems
+    statement = "The company pays full salary for 18 weeks."
+    marked = "How many weeks is full salary paid for the first <answer>first</answer> of leave?"
+    assert "holds the prompt's answer mark" in question_problems(
+        marked, answer="18 weeks", language="en", statement=statement)
+    assert question_problems("How many weeks does the company pay full salary for?",
+                             answer="18 weeks", language="en", statement=statement) == []

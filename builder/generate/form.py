@@ -34,8 +34,14 @@ def contains(text: str, phrase: str) -> bool:
     return bool(p) and f" {p} " in f" {_norm(text)} "
 
 
+ANSWER_MARK = re.compile(r"</?answer>", re.IGNORECASE)  # how question.prompt marks the answer
+
+
 def shape_problem(question: str) -> str | None:
     q = question.strip()
+    if ANSWER_MARK.search(q):
+        # the writer copied the prompt's mark: "... for the first <answer>first</answer> of ..."
+        return "holds the prompt's answer mark"
     if not q.endswith(("?", "？")):
         return "not a question (no question mark at the end)"
     n = len(CJK_CHAR.findall(q)) // 2 + len(re.findall(r"[^\W\d_]+", CJK_CHAR.sub(" ", q)))
