@@ -9,9 +9,8 @@ comparison on the same spans, free of the run-to-run noise of a whole new run.
 For every span of the given kinds that RUN.db's question stage asked (partner retries left
 out), the writer is called with the change (`--kind-text KIND=TEXT` replaces the kind hint of
 the `Answer:` line; `--mask TEXT` shows TEXT instead of a name span's answer; `--kb-example`
-shows, as the prompt's worked example for the knowledge base, the run's verified item whose
-statement shares most words with the span's, of the same kind of answer where there is one --
-every verified item of the run, so an upper bound on what a run could show), the wording is
+shows the run's verified item most like the span, chosen by `questions.examples_for` from every
+item the run verified, so an upper bound on what a run could show), the wording is
 chosen and read by the pipeline's own code (`questions._choose`, `roundtrip.round_trip`), and
 one line per span gives the run's question and verdict beside the new ones. The calls go to the
 embedded model through a copy of RUN.db (`--cache`, default OUT.jsonl's name + .db), so RUN.db
@@ -74,39 +73,17 @@ def changed_vars(kind_text: dict[str, str], mask: str | None):
     return question_vars
 
 
-def kb_examples(db: Path, todo) -> dict[str, dict]:
-    """Span id -> the verified item of the run most like it (see the module docstring), as the
-    question prompt's `partner`."""
-    from builder.generate.terms import key_terms
-    con = sqlite3.connect(db)
-    done = [(q, a, json.loads(e)[0]["quote"]) for q, a, e in con.execute(
-        "SELECT question, answer, evidence FROM candidates WHERE type = 'single_hop' "
-        "AND verdict = 'passed' AND duplicate_of IS NULL")]
-    con.close()
-    by_answer = {cand[2]: span.kind for cand, span in todo}
-    out = {}
-    for _cand, span in todo:
-        terms = key_terms(span.statement)
-        options = [(q, a, quote) for q, a, quote in done if quote not in span.statement
-                   and span.statement not in quote]
-        same = [o for o in options if (by_answer.get(o[1]) == "name") == (span.kind == "name")]
-        best = max(same or options, default=None,
-                   key=lambda o: len(terms & key_terms(o[2])) / (len(terms | key_terms(o[2])) or 1))
-        if best:
-            out[span.id] = {"passage": best[2], "answer": best[1], "question": best[0]}
-    return out
-
-
 async def replay(db: Path, out: Path, cache: Path, kinds: set[str], kind_text: dict[str, str],
                  mask: str | None, kb_example: bool = False) -> None:
     kb, todo = asked_spans(db, kinds)
     write_vars = changed_vars(kind_text, mask)
-    examples = kb_examples(db, todo) if kb_example else {}
     if not cache.exists():
         shutil.copy(db, cache)
     with Store(cache) as store, open_llm(store, LLMSettings(), job="replay") as llm, \
             out.open("w") as f:
         ctx = RunContext.create(store, llm, GenerateOptions(n=1))
+        # the product's own choice, over every item the run verified (the copy holds them)
+        examples = questions.examples_for(ctx, [s for _, s in todo]) if kb_example else {}
         for cand, span in todo:
             mention = questions.mention_for(span, kb)
             res = await ctx.call("question", write_vars(span, mention, examples.get(span.id)),

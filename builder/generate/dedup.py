@@ -37,6 +37,8 @@ import random
 import unicodedata
 from collections import defaultdict
 
+from builder.generate.terms import jaccard
+
 NUM_PERM = 64
 BANDS, ROWS = 16, 4
 _EMPTY = (1 << 64) - 1
@@ -85,10 +87,6 @@ def lsh_pairs(signatures: dict[str, tuple[int, ...]]) -> set[tuple[str, str]]:
     return pairs
 
 
-def _jaccard(a: set, b: set) -> float:
-    return len(a & b) / len(a | b) if a or b else 0.0
-
-
 def is_incumbent(c: dict) -> bool:
     """Kept (no `duplicate_of`) and already through a settle (difficulty rated after its pass)."""
     return not c.get("duplicate_of") and bool(c.get("difficulty"))
@@ -130,7 +128,7 @@ def find_duplicates(candidates: list[dict]) -> list[tuple[str, str]]:
     for a, b in lsh_pairs(sigs):
         if find(a) == find(b):
             continue
-        if _jaccard(q_sh[a], q_sh[b]) >= QUESTION_THRESHOLD and _jaccard(
+        if jaccard(q_sh[a], q_sh[b]) >= QUESTION_THRESHOLD and jaccard(
                 shingles(pool[a]["answer"], 3), shingles(pool[b]["answer"], 3)) >= ANSWER_THRESHOLD:
             union(a, b)
     groups: dict[str, list[dict]] = defaultdict(list)

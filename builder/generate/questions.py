@@ -24,7 +24,7 @@ from builder.generate.form import question_problems
 from builder.generate.knowledge import KnowledgeIndex
 from builder.generate.models import WrittenQuestions
 from builder.generate.rivals import telling_words
-from builder.generate.terms import key_terms
+from builder.generate.terms import jaccard, key_terms
 
 # How the question writer is told what kind of answer to ask for (the prompt is in English).
 KIND_NAMES = {"amount": "an amount of money", "percent": "a percentage", "duration": "a duration",
@@ -54,20 +54,18 @@ def examples_for(ctx: RunContext, spans: list[Span]) -> dict[str, dict]:
     Ties go to the smallest candidate id, so the choice is the same live or batched."""
     done = sorted((c for c in kept_passed(cstore.load_candidates(ctx.store))
                    if c["type"] == "single_hop" and c.get("evidence")), key=lambda c: c["id"])
-    options = [(c, c["evidence"][0].get("quote", ""),
-                bool(find_values(c["answer"], c.get("language") or "en"))) for c in done]
+    options = []  # (item, its evidence, whether its answer is a value, the evidence's terms)
+    for c in done:
+        quote = c["evidence"][0].get("quote", "")
+        if quote:
+            options.append((c, quote, bool(find_values(c["answer"], c.get("language") or "en")),
+                            key_terms(quote)))
     out = {}
     for span in spans:
         terms = key_terms(span.statement)
-
-        def likeness(option, terms=terms) -> float:
-            theirs = key_terms(option[1])
-            return len(terms & theirs) / (len(terms | theirs) or 1)
-
-        others = [o for o in options
-                  if o[1] and o[1] not in span.statement and span.statement not in o[1]]
+        others = [o for o in options if o[1] not in span.statement and span.statement not in o[1]]
         same = [o for o in others if o[2] == (span.kind != "name")]
-        best = max(same or others, default=None, key=likeness)
+        best = max(same or others, default=None, key=lambda o: jaccard(terms, o[3]))
         if best:
             c = best[0]
             out[span.id] = {"passage": best[1], "answer": c["answer"], "question": c["question"]}

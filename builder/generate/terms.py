@@ -62,6 +62,12 @@ def key_terms(text: str) -> set[str]:
     return {stem(t) for t in tokens(text) if t not in STOPWORDS}
 
 
+def jaccard(a: set, b: set) -> float:
+    """Shared members over all members: how alike two sets of terms (or shingles) are; 0 for two
+    empty sets."""
+    return len(a & b) / len(a | b) if a or b else 0.0
+
+
 def names_something(label: str) -> bool:
     """Whether a label (a table row's name, the words two parallel statements differ by) holds
     a content term a user could type: "Plan B", "Level 2", "D1" do; "E", "1.", "to" do not (a

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from builder.generate.dedup import QUESTION_THRESHOLD, shingles
+from builder.generate.terms import jaccard
 from builder.logs.attribution import bad_case, sort_cases, useful_chunk_ids
 from builder.store import Store
 from builder.store.logs import (
@@ -123,10 +124,6 @@ def _provenance(record: dict, case: dict | None, why: str) -> dict[str, Any]:
     }
 
 
-def _jaccard(a: set, b: set) -> float:
-    return len(a & b) / len(a | b) if a or b else 0.0
-
-
 def promote(store: Store, options: PromoteOptions,
             progress: Callable[[str], None] | None = None) -> PromoteReport:
     """Pick, de-duplicate and write (see the module docstring); with `dry_run`, decide the
@@ -149,11 +146,11 @@ def promote(store: Store, options: PromoteOptions,
         for other in question_neighbours(store, question):
             if other["status"] == "rejected" or other["duplicate_of"]:
                 continue
-            sim = _jaccard(mine, shingles(other["question"]))
+            sim = jaccard(mine, shingles(other["question"]))
             if sim >= QUESTION_THRESHOLD and (best is None or sim > best[0]):
                 best = (sim, other["id"])
         for cid, sh in fresh:
-            sim = _jaccard(mine, sh)
+            sim = jaccard(mine, sh)
             if sim >= QUESTION_THRESHOLD and (best is None or sim > best[0]):
                 best = (sim, cid)
         link_prov = {k: provenance[k] for k in ("at", "signals", "cause", "picked_as")}
