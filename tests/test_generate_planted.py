@@ -14,6 +14,7 @@ from builder.generate.context import RunContext
 from builder.generate.knowledge import KbWords, KnowledgeIndex
 from builder.generate.models import GenerateOptions
 from builder.generate.pipeline import judge_question
+from builder.generate.spans import spans_of_chunk
 from builder.store.documents import list_chunks
 
 from tests.fakes import ScriptedLLM
@@ -345,3 +346,83 @@ def test_a_threshold_asks_in_its_part_s_language_and_answers_no_by_code(tmp_path
     assert ja["question"] == "育児休業は何週間以上必要ですか？13週間は下限を満たしますか？"
     assert ja["answer"] == "いいえ: 26週間以上" and "threshold_floor.md" in ja["prompts"]
     assert ctx.llm.calls == []
+
+
+def _timeouts(store):
+    asked = "Which error is raised when the client cannot {} within the time limit?"
+    return [part(store, "timeouts.md#0", name, asked.format(what))
+            for name, what in (("ConnectError", "connect"), ("WriteError", "send data"),
+                               ("ReadError", "read data"))]
+
+
+def test_two_questions_alike_but_for_one_phrase_make_one_ambiguous_item_with_every_reading(
+        tmp_path):
+    """The issue's ambiguous item: two verified questions that become the same question once
+    what tells them apart is taken out; the answer lists every reading, by code, a third
+    question of the same frame included; one item per frame."""
+    store = build(tmp_path / "g.db")
+    connect, write, read = _timeouts(store)
+    pairs = compose.alike_pairs([connect, write, read])
+    assert [(a.answer, b.answer, la, lb) for a, b, la, lb in pairs] == [
+        ("ConnectError", "WriteError", "connect", "send data")]
+    replies = iter([{"question": "Which error is raised when the client times out?"},
+                    {"question": "Which error is raised when the client cannot connect in time?"}])
+    ctx = _ctx(store, lambda n, v, r: next(replies))
+    row = asyncio.run(compose.ambiguous(ctx, connect, write, _kb(store),
+                                        labels=("connect", "send data"),
+                                        parts=[connect, write, read]))
+    assert row["verdict"] == "passed", row["rejection_reasons"]
+    assert row["answer"] == "connect: ConnectError; send data: WriteError; read data: ReadError"
+    assert ctx.llm.calls[0][1]["first"] == "connect"  # a verb: the model rewrites, not code
+    # a rewrite that still names one reading is no ambiguous question
+    kept = asyncio.run(compose.ambiguous(ctx, connect, write, _kb(store),
+                                         labels=("connect", "send data"), parts=[connect, write]))
+    assert kept["verdict"] == "failed" and any(r.startswith("labels") for r in kept["rejection_reasons"])
+
+
+def test_questions_alike_only_in_their_asking_words_are_no_ambiguous_pair():
+    frame = compose.alike_frame
+    assert frame("Which error is raised when the client cannot connect within the time limit?",
+                 "Which error is raised when the client cannot send data within the time limit?"
+                 )[:2] == ("connect", "send data")
+    # one content word in common ("duration") is the kind of the answer, not a frame
+    assert frame("What is the duration of the deliberation?",
+                 "What is the duration of the review after launch?") is None
+    # more than a short phrase apart, or no content word in a phrase
+    assert frame("Which error is raised when the client cannot connect within the time limit?",
+                 "Which error is raised when the server refuses every new incoming connection "
+                 "within the time limit?") is None
+    assert frame("Which error is raised when the client cannot connect to the server?",
+                 "Which error is raised when the client cannot connect to a server?") is None
+    assert frame("客户端无法连接时会引发什么错误？", "客户端无法发送数据时会引发什么错误？") is None
+
+
+@pytest.mark.parametrize("plan, fill", [({"single_hop": 3, "ambiguous": 1}, 0),
+                                        ({"single_hop": 3, "comparative": 1}, 1)])
+def test_the_places_no_threshold_is_left_for_go_to_an_ambiguous_item_of_alike_questions(
+        tmp_path, plan, fill):
+    """The plan's ambiguous place, with no parallel spans, is an ambiguous item of two alike
+    questions; so is, once n items are verified, a harder place of another kind nothing else
+    can fill (no limit among the parts for a threshold)."""
+    from builder.generate.candidate import make_candidate
+    from builder.store import candidates as cstore
+
+    store = build(tmp_path / "g.db")
+    rows = []
+    for p in _timeouts(store):
+        row = make_candidate(ctype="single_hop", question=p.question, answer=p.answer,
+                             facts=[{**p.span.fact, "document_id": p.span.document_id}],
+                             language="en", prompts={}, model="m",
+                             seed_fact_id=p.cand["seed_fact_id"], document_id="timeouts.md",
+                             key=p.answer)
+        row.update(verdict="passed", verification=[{"check": "round_trip", "passed": True}])
+        rows.append(row)
+    cstore.record_candidates(store, rows, stage="test", key="k", info={})
+    ctx = _ctx(store, lambda n, v, r: {"question": "Which error is raised when the client "
+                                                   "times out?"})
+    chunks = list_chunks(store)
+    spans = [s for c in chunks for s in spans_of_chunk(c, c["title"])]
+    asyncio.run(compose.compose_from_verified(ctx, _kb(store), spans, plan, fill=fill))
+    made = [c for c in cstore.load_candidates(store) if c["type"] == "ambiguous"]
+    assert [(c["verdict"], c["answer"]) for c in made] == [
+        ("passed", "connect: ConnectError; send data: WriteError; read data: ReadError")]

@@ -22,7 +22,12 @@ or copied by code:
   takes the label out of the first question when it stands there (the model drops it
   otherwise); the question must name neither label, keep what the part asks, and find both
   parts' passages (BM25 top k); the answer lists every reading, by code (every row of a table
-  column, not just the two parts);
+  column, not just the two parts). Where no parallel spans were planned, two verified items
+  whose questions are the same words but for one short phrase each (alike_pairs: "... cannot
+  *connect* within the time limit?", "... cannot *send data* within ...") are such a pair, the
+  phrases their labels; the model rewrites the question without them (a phrase is often a
+  verb, which code cannot take out and leave a question) and every alike question's answer is
+  a reading;
 - multi_hop: item A answers a name that item B's question holds, in another chunk; the model
   replaces the name in B's question by A's description of it; the answer is B's; the name must
   be gone, neither chunk alone may hold both hops, and a reader over both sentences must answer
@@ -220,6 +225,84 @@ def parallel_pairs(parts: list[Part], spans: list[Span]) -> list[tuple[Part, Par
         if a and b and pair.a.label and pair.b.label:
             out.append((a, b))
     return out
+
+
+MAX_PHRASE = 4    # words in which two alike questions may differ
+MIN_FRAME = 0.6   # share of the longer question's words the two must have in common
+MIN_FRAME_TERMS = 2  # content words the words they have in common must hold
+
+
+def alike_frame(qa: str, qb: str) -> tuple[str, str, str, str] | None:
+    """(the phrase of `qa`, the phrase of `qb`, the words before, the words after) when the two
+    questions are the same words but for one short phrase each ("... when the client cannot
+    *connect* within the time frame?", "... cannot *send data* within ..."): at most
+    MAX_PHRASE words each, both holding a content word, the words around them at least
+    MIN_FRAME of the longer question and MIN_FRAME_TERMS content words. Words are compared,
+    not characters: any language written with spaces; None for scripts written without
+    them."""
+    ta = [(m.start(), m.end(), m.group(0).casefold()) for m in re.finditer(r"\w+", qa)]
+    tb = [(m.start(), m.end(), m.group(0).casefold()) for m in re.finditer(r"\w+", qb)]
+    n = min(len(ta), len(tb))
+    p = 0
+    while p < n and ta[p][2] == tb[p][2]:
+        p += 1
+    s = 0
+    while s < n - p and ta[-1 - s][2] == tb[-1 - s][2]:
+        s += 1
+    ma, mb = ta[p:len(ta) - s], tb[p:len(tb) - s]
+    if not ma or not mb or len(ma) > MAX_PHRASE or len(mb) > MAX_PHRASE \
+            or p + s < max(3, MIN_FRAME * max(len(ta), len(tb))):
+        return None
+    la, lb = qa[ma[0][0]:ma[-1][1]], qb[mb[0][0]:mb[-1][1]]
+    before, after = " ".join(w for *_, w in ta[:p]), " ".join(w for *_, w in ta[len(ta) - s:])
+    # a frame of one content word ("what is the duration of the ...?") makes any two
+    # questions of a kind alike: it must say what both ask about
+    if not key_terms(la) or not key_terms(lb) \
+            or len(key_terms(f"{before} {after}")) < MIN_FRAME_TERMS:
+        return None
+    return la, lb, before, after
+
+
+def alike_pairs(parts: list[Part]) -> list[tuple[Part, Part, str, str]]:
+    """Two verified items of different statements whose questions become the same question
+    once the phrase that tells them apart is removed (`alike_frame`), with different answers:
+    the material of an ambiguous item where no parallel spans were planned (a reference page's
+    "the exception raised when it cannot connect / send data", a rubric's two requirements
+    asked alike). Each with its two phrases. A part is in one pair at most: a third question
+    alike to both is a reading of their item (alike_readings), not another item ("cannot
+    *send* data" and "cannot *read* data" would make a second one)."""
+    out = []
+    paired: set[str] = set()
+    for i, a in enumerate(parts):
+        for b in parts[i + 1:]:
+            if a.cand["id"] in paired or b.cand["id"] in paired \
+                    or a.cand.get("seed_fact_id") == b.cand.get("seed_fact_id") \
+                    or contains(a.answer, b.answer) or contains(b.answer, a.answer):
+                continue
+            frame = alike_frame(a.question, b.question)
+            if frame and not (contains(frame[0], b.answer) or contains(frame[1], a.answer)):
+                paired.update((a.cand["id"], b.cand["id"]))
+                out.append((a, b, frame[0], frame[1]))
+    return out
+
+
+def alike_readings(a: Part, b: Part, parts: list[Part]) -> list[tuple[str, str]]:
+    """Every reading of the ambiguous question built from alike `a` and `b`: each verified item
+    whose question is theirs but for its own phrase (a third exception of the same sentence
+    frame is as much a reading as the two), in the knowledge base's order."""
+    frame = alike_frame(a.question, b.question)
+    found = [(frame[0], a), (frame[1], b)] if frame else []
+    for x in parts:
+        if x is a or x is b or any(contains(p.answer, x.answer) for _, p in found):
+            continue
+        other = alike_frame(a.question, x.question)
+        if frame and other and other[2:] == frame[2:]:
+            found.append((other[1], x))
+
+    def place(p: Part) -> tuple:
+        evidence = (p.cand.get("evidence") or [{}])[0]
+        return evidence.get("chunk_id", ""), evidence.get("start", 0)
+    return [(label, p.answer) for label, p in sorted(found, key=lambda f: place(f[1]))]
 
 
 def bridges(parts: list[Part]) -> list[tuple[Part, Part]]:
@@ -536,9 +619,14 @@ def readings(a: Part, b: Part, spans: list[Span]) -> list[tuple[str, str]]:
 
 
 async def ambiguous(ctx: RunContext, a: Part, b: Part, kb: KnowledgeIndex,
-                    spans: list[Span] | None = None) -> dict | None:
-    la, lb = a.span.label, b.span.label
-    q = without_label(a.question, la, a.language)
+                    spans: list[Span] | None = None, labels: tuple[str, str] | None = None,
+                    parts: list[Part] | None = None) -> dict | None:
+    """From two parallel parts (their spans' labels), or from two alike questions (`labels`:
+    the phrases that tell them apart, alike_pairs). A label is a noun's modifier ("part-time
+    staff"), which code can take out and leave a question; an alike question's phrase is as
+    often a verb ("cannot *connect* within"), which leaves none: the model rewrites those."""
+    la, lb = labels or (a.span.label, b.span.label)
+    q = None if labels else without_label(a.question, la, a.language)
     model = "code"
     if q is None:  # the label is not in the question's words: the model rewrites it
         res = await ctx.call("compose_ambiguous", {"language": language_name(a.language),
@@ -547,7 +635,8 @@ async def ambiguous(ctx: RunContext, a: Part, b: Part, kb: KnowledgeIndex,
         if not res.ok:
             return None
         q, model = clean_question(res.value.question), res.model
-    answer = "; ".join(f"{label}: {value}" for label, value in readings(a, b, spans or []))
+    every = alike_readings(a, b, parts or [a, b]) if labels else readings(a, b, spans or [])
+    answer = "; ".join(f"{label}: {value}" for label, value in every)
     row = _row("ambiguous", q, answer, [a, b], ctx, "compose_ambiguous", model, "")
     frame = key_terms(a.question) - key_terms(la)
     kept = len(frame & key_terms(q)) / max(1, len(frame))
@@ -666,8 +755,10 @@ async def compose_from_verified(ctx: RunContext, kb: KnowledgeIndex, spans: list
     verified and at the run's end): every harder place still open, whatever its kind, up to
     `fill`, goes to a threshold, which code builds with no call from any verified limit not used
     up: a knowledge base of rules has many limits and few parallel values, bridges or names to
-    swap. Only at those points, so that the passes before plan what an interrupted and
-    resumed run plans (a threshold counted early takes a difference's place)."""
+    swap. Places no limit is left for go to ambiguous items of alike questions (one call each):
+    a reference of names has few limits and many questions asked alike. Only at those points,
+    so that the passes before plan what an interrupted and resumed run plans (a threshold
+    counted early takes a difference's place)."""
     parts = parts_of(ctx, spans)
     if len(parts) < 1:
         return
@@ -712,12 +803,17 @@ async def compose_from_verified(ctx: RunContext, kb: KnowledgeIndex, spans: list
     thresholds = [unit for p in parts if (unit := threshold_units(p))]
     if fill:
         plan("reasoning", thresholds, cap + len(thresholds))
+        # places no threshold was left for: an ambiguous item from two alike questions (one
+        # call), the one other kind a knowledge base of names and few limits gives
+        want["ambiguous"], want["reasoning"] = want["reasoning"], 0
+        alike = alike_pairs(parts)
+        plan("ambiguous", alike, cap + len(alike))
     else:
         pairs = value_pairs(parts, spans)
         # ambiguous first: a part serves MAX_USES items, and planned after the comparative and
         # the difference of the same pair it never found one with room (none on the development
         # runs)
-        plan("ambiguous", parallel_pairs(parts, spans), cap)
+        plan("ambiguous", parallel_pairs(parts, spans) + alike_pairs(parts), cap)
         plan("comparative", pairs, cap)
         plan("reasoning", [pr for pr in pairs if difference_answer(*pr)], cap)
         plan("reasoning", thresholds, cap)
@@ -743,7 +839,8 @@ async def compose_from_verified(ctx: RunContext, kb: KnowledgeIndex, spans: list
         elif kind == "reasoning":
             row = await difference(ctx, *args)
         elif kind == "ambiguous":
-            row = await ambiguous(ctx, *args, kb, spans)
+            a, b, *labels = args
+            row = await ambiguous(ctx, a, b, kb, spans, labels=tuple(labels) or None, parts=parts)
         elif kind == "multi_hop":
             row = await multi_hop(ctx, *args, kb)
         else:

@@ -34,6 +34,11 @@ KB = {
         "Expenses are paid at the end of each month through the payroll. Occasional side "
         "projects, free or paid, are allowed with your manager's agreement.",
     ]),
+    "timeouts.md": ("Timeouts", [
+        "If the client is unable to connect within the time limit, a ConnectError is raised. "
+        "If the client is unable to send data within the time limit, a WriteError is raised. "
+        "If the client is unable to read data within the time limit, a ReadError is raised.",
+    ]),
     "ladder.md": ("Developer", [
         "# Developer\n\n## D1 - Developer 1\n\n"
         "* **Scope**: works on well-defined tasks within one feature\n"
