@@ -630,7 +630,8 @@ async def ambiguous(ctx: RunContext, a: Part, b: Part, kb: KnowledgeIndex,
     model = "code"
     if q is None:  # the label is not in the question's words: the model rewrites it
         res = await ctx.call("compose_ambiguous", {"language": language_name(a.language),
-                                                   "question": a.question, "first": la,
+                                                   "question": a.question,
+                                                   "question2": b.question, "first": la,
                                                    "second": lb}, Rewritten)
         if not res.ok:
             return None
