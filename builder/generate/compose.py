@@ -288,21 +288,34 @@ def alike_pairs(parts: list[Part]) -> list[tuple[Part, Part, str, str]]:
 
 def alike_readings(a: Part, b: Part, parts: list[Part]) -> list[tuple[str, str]]:
     """Every reading of the ambiguous question built from alike `a` and `b`: each verified item
-    whose question is theirs but for its own phrase (a third exception of the same sentence
-    frame is as much a reading as the two), in the knowledge base's order."""
-    frame = alike_frame(a.question, b.question)
-    found = [(frame[0], a), (frame[1], b)] if frame else []
+    whose question is alike to either of theirs (`alike_frame`) is one (a page's four timeout
+    errors, asked "cannot *connect*", "cannot *receive data*", "cannot *send data*", "cannot
+    *acquire a connection*", are all readings of a question built from two of them, whichever
+    two), each labelled by the words its question does not share with the others, in the
+    knowledge base's order."""
+    group = [a, b]
     for x in parts:
-        if x is a or x is b or any(contains(p.answer, x.answer) for _, p in found):
-            continue
-        other = alike_frame(a.question, x.question)
-        if frame and other and other[2:] == frame[2:]:
-            found.append((other[1], x))
+        if all(x is not p and not contains(p.answer, x.answer) for p in group) \
+                and (alike_frame(a.question, x.question) or alike_frame(b.question, x.question)):
+            group.append(x)
+    words = [[(m.start(), m.end(), m.group(0).casefold()) for m in re.finditer(r"\w+", p.question)]
+             for p in group]
+    shortest = min(len(w) for w in words)
+    before = 0
+    while before < shortest and len({w[before][2] for w in words}) == 1:
+        before += 1
+    after = 0
+    while after < shortest - before and len({w[-1 - after][2] for w in words}) == 1:
+        after += 1
 
     def place(p: Part) -> tuple:
         evidence = (p.cand.get("evidence") or [{}])[0]
         return evidence.get("chunk_id", ""), evidence.get("start", 0)
-    return [(label, p.answer) for label, p in sorted(found, key=lambda f: place(f[1]))]
+    out = []
+    for p, w in sorted(zip(group, words), key=lambda pw: place(pw[0])):
+        middle = w[before:len(w) - after]
+        out.append((p.question[middle[0][0]:middle[-1][1]] if middle else "", p.answer))
+    return out
 
 
 def bridges(parts: list[Part]) -> list[tuple[Part, Part]]:
