@@ -365,6 +365,10 @@ def test_two_questions_alike_but_for_one_phrase_make_one_ambiguous_item_with_eve
     pairs = compose.alike_pairs([connect, write, read])
     assert [(a.answer, b.answer, la, lb) for a, b, la, lb in pairs] == [
         ("ConnectError", "WriteError", "connect", "send data")]
+    # whichever two an item is built from, every alike question is a reading, labelled by
+    # what the group does not share ("send data", not the "send" that tells it from "read data")
+    assert compose.alike_readings(write, read, [connect, write, read]) == [
+        ("connect", "ConnectError"), ("send data", "WriteError"), ("read data", "ReadError")]
     replies = iter([{"question": "Which error is raised when the client times out?"},
                     {"question": "Which error is raised when the client cannot connect in time?"}])
     ctx = _ctx(store, lambda n, v, r: next(replies))
