@@ -232,6 +232,24 @@ MIN_FRAME = 0.6   # share of the longer question's words the two must have in co
 MIN_FRAME_TERMS = 2  # content words the words they have in common must hold
 
 
+def _words(question: str) -> list[tuple[int, int, str]]:
+    """The question's words: (start, end, casefolded word)."""
+    return [(m.start(), m.end(), m.group(0).casefold()) for m in re.finditer(r"\w+", question)]
+
+
+def _shared_ends(lists: list[list[tuple[int, int, str]]]) -> tuple[int, int]:
+    """How many words every one of `lists` (of `_words`) has in common at its start, and then,
+    not overlapping those, at its end."""
+    shortest = min(len(w) for w in lists)
+    before = 0
+    while before < shortest and len({w[before][2] for w in lists}) == 1:
+        before += 1
+    after = 0
+    while after < shortest - before and len({w[-1 - after][2] for w in lists}) == 1:
+        after += 1
+    return before, after
+
+
 def alike_frame(qa: str, qb: str) -> tuple[str, str, str, str] | None:
     """(the phrase of `qa`, the phrase of `qb`, the words before, the words after) when the two
     questions are the same words but for one short phrase each ("... when the client cannot
@@ -240,15 +258,8 @@ def alike_frame(qa: str, qb: str) -> tuple[str, str, str, str] | None:
     MIN_FRAME of the longer question and MIN_FRAME_TERMS content words. Words are compared,
     not characters: any language written with spaces; None for scripts written without
     them."""
-    ta = [(m.start(), m.end(), m.group(0).casefold()) for m in re.finditer(r"\w+", qa)]
-    tb = [(m.start(), m.end(), m.group(0).casefold()) for m in re.finditer(r"\w+", qb)]
-    n = min(len(ta), len(tb))
-    p = 0
-    while p < n and ta[p][2] == tb[p][2]:
-        p += 1
-    s = 0
-    while s < n - p and ta[-1 - s][2] == tb[-1 - s][2]:
-        s += 1
+    ta, tb = _words(qa), _words(qb)
+    p, s = _shared_ends([ta, tb])
     ma, mb = ta[p:len(ta) - s], tb[p:len(tb) - s]
     if not ma or not mb or len(ma) > MAX_PHRASE or len(mb) > MAX_PHRASE \
             or p + s < max(3, MIN_FRAME * max(len(ta), len(tb))):
@@ -298,15 +309,8 @@ def alike_readings(a: Part, b: Part, parts: list[Part]) -> list[tuple[str, str]]
         if all(x is not p and not contains(p.answer, x.answer) for p in group) \
                 and (alike_frame(a.question, x.question) or alike_frame(b.question, x.question)):
             group.append(x)
-    words = [[(m.start(), m.end(), m.group(0).casefold()) for m in re.finditer(r"\w+", p.question)]
-             for p in group]
-    shortest = min(len(w) for w in words)
-    before = 0
-    while before < shortest and len({w[before][2] for w in words}) == 1:
-        before += 1
-    after = 0
-    while after < shortest - before and len({w[-1 - after][2] for w in words}) == 1:
-        after += 1
+    words = [_words(p.question) for p in group]
+    before, after = _shared_ends(words)
 
     def place(p: Part) -> tuple:
         evidence = (p.cand.get("evidence") or [{}])[0]
