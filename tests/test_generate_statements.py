@@ -222,8 +222,22 @@ def test_entities_skip_function_words_of_every_language_but_not_english_homograp
     rows = extract_statements(chunk(text))
     assert rows[0]["entities"] == ["Angaben", "Concular", "Bilanz"]  # not "Wenn Sie Ihre Angaben"
     assert rows[1]["entities"] == ["Tchap"]  # not "Si"
-    # German "die" is an English word too: not dropped where the language is unknown
-    assert rows[2]["entities"][0] == "Die Software"
+    # German "die" is an English word too, so not a function word where the language is
+    # unknown; here the chunk writes it in lower case ("die Bilanz"): capitalised by position
+    assert rows[2]["entities"][0] == "Software"
+    film = extract_statements(chunk("Die Hard plays at the Roxy cinema every night in July."))
+    assert film[0]["entities"] == ["Die Hard", "Roxy"]  # "die" nowhere in lower case: a name
+
+
+def test_entities_keep_a_capitalised_word_mid_sentence_and_drop_calendar_words():
+    city = extract_statements(chunk("Our new offices in New York open in March."))
+    assert city[0]["entities"] == ["New York"]  # mid-sentence: written as a name
+    text = ("New Hires Onboarding takes two full days for each new employee. On Monday the Paris "
+            "team moves to the Lyon office. Le lundi, Tchap envoie un rappel à chaque agent.")
+    rows = extract_statements(chunk(text))
+    assert rows[0]["entities"] == ["Hires Onboarding"]  # the chunk writes "new" in lower case
+    assert rows[1]["entities"] == ["Paris", "Lyon"]  # not "Monday" (a calendar word)
+    assert rows[2]["entities"] == ["Tchap"]  # not "Le lundi": French calendar words too
 
 
 def test_questions_short_and_overlong_pieces_are_dropped_and_counted():

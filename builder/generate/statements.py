@@ -30,10 +30,12 @@ What becomes a statement:
   or more than ~60 words. Those rejected pieces (not the structural skips) are the "dropped"
   count.
 
-Entities: capitalised phrases and short bold phrases (no digits), without leading common
-words ("The Denver store" -> "Denver"); a lone capitalised word that starts the statement is
-kept only when the chunk also writes it capitalised mid-sentence ("Refunds go back ..." gives
-none). Words whose key terms are stopwords ("US", "S") cannot be entities.
+Entities: capitalised phrases and short bold phrases (no digits), without leading function or
+calendar words of any language ("The Denver store" -> "Denver", "On Monday" -> none); at the
+start of a statement, a first word the chunk writes in lower case elsewhere is not part of the
+name either, and a lone capitalised word there is kept only when the chunk also writes it
+capitalised mid-sentence ("Refunds go back ..." gives none). Mid-sentence, a capitalised word
+is written as a name ("offices in New York"). Words whose key terms are stopwords ("US", "S") cannot be entities.
 """
 
 from __future__ import annotations
@@ -45,16 +47,17 @@ from builder.text.lexicon import every_language
 from builder.text.markdown import (
     DELIMITER_ROW, cell_spans, plain, span_blocks,
 )
-from builder.text.sentences import STARTERS, sentence_spans
+from builder.text.sentences import sentence_spans
 from builder.text.values import stated_dates
 
 from builder.generate.candidate import stable_id
 from builder.generate.terms import STOPWORDS, key_terms
 
 EXTRACTOR = "statements"
-VERSION = "4"  # 2: a table fact's evidence is its cell, not the row. 3: the cell as a record;
+VERSION = "5"  # 2: a table fact's evidence is its cell, not the row. 3: the cell as a record;
                # blocks read by builder.text.markdown (GFM tables without leading pipes).
-               # 4: a list item's text starts with the lead-in of its list
+               # 4: a list item's text starts with the lead-in of its list.
+               # 5: entities lose leading words by structure, not a list of sentence openers
 
 MIN_TERMS = 2
 MIN_WORDS = 4
@@ -75,8 +78,9 @@ _BOLD = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1")
 # Capitalised phrases, Latin letters only, so a name never swallows the CJK text it touches.
 _WORD = r"[A-Z][A-Za-z0-9\u00c0-\u024f-]*"
 _NAME = re.compile(rf"(?<![\w-]){_WORD}(?:[ \t]+(?:{_WORD}|\d+\b))*")
-# Capitalised only because they start a sentence, or calendar words (dates are not entities).
-_COMMON = STARTERS | STOPWORDS
+# Never the first word of a name: function words and calendar words of every language ("The
+# Denver store", "On Monday"; dates are not entities).
+_COMMON = STOPWORDS | every_language("months") | every_language("weekdays")
 # A capitalised word right after a lower-case word or a comma: written as a name.
 _MID_CAPITAL = re.compile(
     r"(?:(?<![\w-])[a-z][\w'’-]*|[,;:)])(?:[ \t]+|[ \t]*\n[ \t>]*)[*_`(\"“]*([A-Z][A-Za-z0-9-]*)")
@@ -99,7 +103,8 @@ def extract_statements_counted(chunk: dict) -> tuple[list[dict], int]:
     language = chunk.get("language") or detect_language(text)
     chunk_terms = key_terms(text)
     blocks = span_blocks(text)
-    names = _midsentence_capitals("\n".join(text[s:e] for _, spans in blocks for s, e in spans))
+    prose = "\n".join(text[s:e] for _, spans in blocks for s, e in spans)
+    names, lower = _midsentence_capitals(prose), _lowercase_words(prose)
     rows: list[dict] = []
     seen: set[str] = set()
     dropped = 0
@@ -138,7 +143,7 @@ def extract_statements_counted(chunk: dict) -> tuple[list[dict], int]:
                 continue
             if kind == "item" and lead:  # the item means something only with its lead-in
                 claim = f"{lead} {claim}"
-            add(claim, s, e, _entities(text[s:e], claim, names))
+            add(claim, s, e, _entities(text[s:e], claim, names, lower))
     return rows, dropped
 
 
@@ -235,13 +240,27 @@ def _midsentence_capitals(text: str) -> set[str]:
     return set(_MID_CAPITAL.findall(text))
 
 
+def _lowercase_words(text: str) -> set[str]:
+    """The words the chunk writes in lower case ("new hires ..."): a capitalised one of these
+    that starts a sentence is capitalised by position, not a name."""
+    return {w for w in re.findall(r"[^\W\d_][\w'’-]*", text) if w[0].islower()}
+
+
 def _grounded(name: str, chunk_terms: set[str]) -> bool:
     terms = key_terms(name)
     return bool(terms) and terms <= chunk_terms
 
 
-def _entities(raw: str, claim: str, names_in_chunk: set[str]) -> list[str]:
-    """Capitalised phrases and bold phrases of a statement, in order, at most MAX_ENTITIES."""
+def _entities(raw: str, claim: str, names_in_chunk: set[str], lower_in_chunk: set[str]
+              ) -> list[str]:
+    """Capitalised phrases and bold phrases of a statement, in order, at most MAX_ENTITIES.
+
+    A phrase loses its leading function and calendar words wherever it stands ("The Denver
+    store", "On Monday"); at the start of the statement it also loses a first word the chunk
+    writes in lower case elsewhere and never capitalised mid-sentence ("New Hires Onboarding"
+    where the chunk says "new" too), while mid-sentence a capitalised word is written as a
+    name: "offices in New York" keeps "New". Structure, not a list of sentence openers, so it
+    reads any language written in Latin letters."""
     found: list[tuple[int, int, str]] = []  # (start, end, name) in `claim` coordinates
     bold_spans: list[tuple[int, int]] = []
     for m in _BOLD.finditer(raw):
@@ -257,7 +276,11 @@ def _entities(raw: str, claim: str, names_in_chunk: set[str]) -> list[str]:
             continue  # "CA$75"
         words = m.group(0).split()
         start = m.start()
-        while words and words[0].lower() in _COMMON and not words[0].isupper():  # not "US"
+        opens = not claim[:start].strip(" \"'“‘(*_`[")
+        while words and not words[0].isupper() and (  # not "US"
+                words[0].lower() in _COMMON
+                or (opens and words[0].lower() in lower_in_chunk
+                    and words[0] not in names_in_chunk)):
             start = claim.index(words[1], start + len(words[0])) if len(words) > 1 else m.end()
             words.pop(0)
         if not words or not words[0][0].isupper():

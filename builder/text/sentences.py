@@ -14,9 +14,9 @@ The rule:
   a wrapped line);
 - after a period, an abbreviation decides: "e.g.", "Mr.", "approx." never end a sentence
   ("No." does, unless a number follows); "a.m.", "etc.", "Inc.", "U.S." and initials ("J.",
-  "U.K.") end one only when the next word is a word that starts sentences (`STARTERS` or a
-  function word of a supported language): "at 4:00 p.m. On other holidays" ends, "at 3:00
-  p.m. Pacific" does not.
+  "U.K.") end one only when the next word is a function word of a supported language (the
+  lexicon's `stopwords`): "at 4:00 p.m. On other holidays" ends, "at 3:00 p.m. Pacific" does
+  not.
 
 Chunk boundaries are a different concern with their own rule (`builder.ingest.chunker`): they
 also cut at ";" and ":", and must fall where the tokenizer's counts add up.
@@ -41,21 +41,6 @@ _HARD_ABBREV = frozenset(
 # A sentence end only when the next word is one that starts sentences.
 _SOFT_ABBREV = frozenset("a.m. p.m. etc. inc. ltd. co. corp. u.s. u.k.".split())
 _INITIALS = re.compile(r"(?:[A-Za-z]\.){2,}|[A-Z]\.")  # "U.S.", "J. Smith", "Plan B."
-
-# Words that are capitalised only because they start a sentence, and calendar words: after
-# an abbreviation they start the next sentence; elsewhere (`generate.statements`) a
-# capitalised one is not a name.
-STARTERS = frozenset(
-    """most our we if each every all both any some many few several other another this these
-    those that there here it they their its when while after before during since until once
-    for from in on at by with without to of as and or but not no yes also then so however
-    please note see use new today now always never only just even still more less first last
-    next same such both either neither customers customer members member agents staff
-    monday tuesday wednesday thursday friday saturday sunday mondays tuesdays wednesdays
-    thursdays fridays saturdays sundays weekdays weekends mon tue tues wed thu thur thurs fri
-    sat sun january february march april may june july august september october november
-    december jan feb mar apr jun jul aug sep sept oct nov dec""".split())
-
 
 def sentence_spans(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
     """The sentences of text[start:end] as (start, end) offsets, in order, covering it without
@@ -97,6 +82,5 @@ def _is_sentence_end(text: str, start: int, end: int, m: re.Match) -> bool:
         return token.lower() == "no." and not text[nxt.end():nxt.end() + 1].isdigit()
     if token.lower() in _SOFT_ABBREV or _INITIALS.fullmatch(token):
         after = _WORD_AFTER.match(text, m.end(), end)
-        return bool(after) and (after.group(1).lower() in STARTERS
-                                or after.group(1).lower() in all_stopwords())
+        return bool(after) and after.group(1).lower() in all_stopwords()
     return True

@@ -22,6 +22,8 @@ compared by code, retrieval is BM25. What cannot be read from structure is here,
   tens to 90, 100, a half ("five" -> 5, "soixante-dix" -> 70; read by `builder.text.values`
   and `builder.score.signals`);
 - `months`: month names and abbreviations -> 1..12;
+- `weekdays`: day names (English also their abbreviations and "weekend"): with `months`, the
+  calendar words a capitalised phrase is not a name for (`builder.generate.statements`);
 - `units`: duration words -> second | minute | hour | day | workday | week | month | year;
 - `negations`: words that negate what follows ("not", "sans", "不");
 - `citations`: nouns an answer cites a context by, before its position ("passage 2", "来源 3");
@@ -56,7 +58,7 @@ from importlib import resources
 SUPPORTED = ("en", "es", "fr", "de", "pt", "it", "nl", "zh", "ja", "ko")
 FALLBACK = "en"
 KEYS = ("stopwords", "filler", "homographs", "generic_headers", "yes", "no", "document_refs",
-        "difference", "percent", "examples", "demonstratives", "numbers", "months", "units",
+        "difference", "percent", "examples", "demonstratives", "numbers", "months", "weekdays", "units",
         "negations", "citations", "contrast", "framing", "scales", "dozen", "measures",
         "bounds_before", "bounds_after", "ceilings", "floors")
 OPTIONAL = ("filler", "homographs")
@@ -81,6 +83,7 @@ class Lexicon:
     demonstratives: frozenset[str]
     numbers: dict[str, float]
     months: dict[str, int]
+    weekdays: frozenset[str]
     units: dict[str, str]
     negations: frozenset[str]
     citations: frozenset[str]
@@ -124,6 +127,7 @@ def lexicon(code: str | None) -> Lexicon:
         demonstratives=frozenset(p.casefold() for p in raw["demonstratives"]),
         numbers={k.casefold(): float(v) for k, v in raw["numbers"].items()},
         months={k.casefold(): int(v) for k, v in raw["months"].items()},
+        weekdays=frozenset(raw["weekdays"].casefold().split()),
         units={k.casefold(): v for k, v in raw["units"].items()},
         negations=frozenset(raw["negations"].casefold().split()),
         citations=frozenset(raw["citations"].casefold().split()),
