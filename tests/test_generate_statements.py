@@ -222,22 +222,33 @@ def test_entities_skip_function_words_of_every_language_but_not_english_homograp
     rows = extract_statements(chunk(text))
     assert rows[0]["entities"] == ["Angaben", "Concular", "Bilanz"]  # not "Wenn Sie Ihre Angaben"
     assert rows[1]["entities"] == ["Tchap"]  # not "Si"
-    # German "die" is an English word too, so not a function word where the language is
-    # unknown; here the chunk writes it in lower case ("die Bilanz"): capitalised by position
-    assert rows[2]["entities"][0] == "Software"
-    film = extract_statements(chunk("Die Hard plays at the Roxy cinema every night in July."))
-    assert film[0]["entities"] == ["Die Hard", "Roxy"]  # "die" nowhere in lower case: a name
+    # German "die" is an English word too: not dropped where the language is unknown
+    assert rows[2]["entities"][0] == "Die Software"
 
 
 def test_entities_keep_a_capitalised_word_mid_sentence_and_drop_calendar_words():
     city = extract_statements(chunk("Our new offices in New York open in March."))
     assert city[0]["entities"] == ["New York"]  # mid-sentence: written as a name
-    text = ("New Hires Onboarding takes two full days for each new employee. On Monday the Paris "
-            "team moves to the Lyon office. Le lundi, Tchap envoie un rappel à chaque agent.")
+    text = ("New Hires Onboarding takes two full days for each employee. On Monday the Paris "
+            "team moves to the Lyon office. Le lundi, Tchap envoie un rappel à chaque agent. "
+            "Patients of the Mayo Clinic in Rochester pay nothing.")
     rows = extract_statements(chunk(text))
-    assert rows[0]["entities"] == ["Hires Onboarding"]  # the chunk writes "new" in lower case
+    assert rows[0]["entities"] == ["Hires Onboarding"]  # "New" opens the sentence: an opener
     assert rows[1]["entities"] == ["Paris", "Lyon"]  # not "Monday" (a calendar word)
     assert rows[2]["entities"] == ["Tchap"]  # not "Le lundi": French calendar words too
+    # calendar words of the statement's language and English only: "mayo" is May in Spanish
+    assert rows[3]["entities"] == ["Mayo Clinic", "Rochester"]
+
+
+def test_entities_drop_an_opener_where_a_clause_opens_not_mid_sentence():
+    text = ("Step 2: Use your job code to find your band in Assemble. Non-US teammates: Please "
+            "review our Medical Leave Policy. 4.4.2 Use inline assembly in Bit.sol for the loop. "
+            "We ship to every New Zealand address (New customers pay the postage).")
+    rows = extract_statements(chunk(text))
+    assert rows[0]["entities"] == ["Step 2", "Assemble"]  # not "Use"
+    assert rows[1]["entities"] == ["Medical Leave Policy"]  # not "Please"
+    assert "Use" not in rows[2]["entities"]  # after a section number
+    assert rows[3]["entities"] == ["New Zealand"]  # "(New customers": an opener after "("
 
 
 def test_questions_short_and_overlong_pieces_are_dropped_and_counted():

@@ -31,19 +31,21 @@ What becomes a statement:
   count.
 
 Entities: capitalised phrases and short bold phrases (no digits), without leading function or
-calendar words of any language ("The Denver store" -> "Denver", "On Monday" -> none); at the
-start of a statement, a first word the chunk writes in lower case elsewhere is not part of the
-name either, and a lone capitalised word there is kept only when the chunk also writes it
-capitalised mid-sentence ("Refunds go back ..." gives none). Mid-sentence, a capitalised word
-is written as a name ("offices in New York"). Words whose key terms are stopwords ("US", "S") cannot be entities.
+calendar words ("The Denver store" -> "Denver", "On Monday" -> none), nor, where a sentence or a
+clause opens (after a colon, a bracket, a number), a leading word of the lexicon's `openers`
+("Note: Use your code" -> none); a lone capitalised word that starts the statement is kept only
+when the chunk also writes it capitalised mid-sentence ("Refunds go back ..." gives none).
+Mid-sentence, a capitalised word is written as a name ("offices in New York").
+Words whose key terms are stopwords ("US", "S") cannot be entities.
 """
 
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from builder.text.language import HAN_CHAR, detect_language
-from builder.text.lexicon import every_language
+from builder.text.lexicon import every_language, lexicon
 from builder.text.markdown import (
     DELIMITER_ROW, cell_spans, plain, span_blocks,
 )
@@ -57,7 +59,7 @@ EXTRACTOR = "statements"
 VERSION = "5"  # 2: a table fact's evidence is its cell, not the row. 3: the cell as a record;
                # blocks read by builder.text.markdown (GFM tables without leading pipes).
                # 4: a list item's text starts with the lead-in of its list.
-               # 5: entities lose leading words by structure, not a list of sentence openers
+               # 5: a name's leading words from the lexicon, per language
 
 MIN_TERMS = 2
 MIN_WORDS = 4
@@ -78,9 +80,12 @@ _BOLD = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1")
 # Capitalised phrases, Latin letters only, so a name never swallows the CJK text it touches.
 _WORD = r"[A-Z][A-Za-z0-9\u00c0-\u024f-]*"
 _NAME = re.compile(rf"(?<![\w-]){_WORD}(?:[ \t]+(?:{_WORD}|\d+\b))*")
-# Never the first word of a name: function words and calendar words of every language ("The
-# Denver store", "On Monday"; dates are not entities).
-_COMMON = STOPWORDS | every_language("months") | every_language("weekdays")
+# Never the first word of a name where a sentence or a clause opens ("Note: Use your code").
+_OPENERS = every_language("openers")
+# What opens a clause: a colon, a bracket or quote, a dash or arrow, the end of a sentence, or
+# only a number before it ("4.4.2 Use inline assembly", "(New paperback edition)").
+_CLAUSE_END = ":;([{\"'“‘-–—>.!?"
+_NUMBERING = re.compile(r"[\d.\s]+")
 # A capitalised word right after a lower-case word or a comma: written as a name.
 _MID_CAPITAL = re.compile(
     r"(?:(?<![\w-])[a-z][\w'’-]*|[,;:)])(?:[ \t]+|[ \t]*\n[ \t>]*)[*_`(\"“]*([A-Z][A-Za-z0-9-]*)")
@@ -104,7 +109,7 @@ def extract_statements_counted(chunk: dict) -> tuple[list[dict], int]:
     chunk_terms = key_terms(text)
     blocks = span_blocks(text)
     prose = "\n".join(text[s:e] for _, spans in blocks for s, e in spans)
-    names, lower = _midsentence_capitals(prose), _lowercase_words(prose)
+    names = _midsentence_capitals(prose)
     rows: list[dict] = []
     seen: set[str] = set()
     dropped = 0
@@ -143,7 +148,7 @@ def extract_statements_counted(chunk: dict) -> tuple[list[dict], int]:
                 continue
             if kind == "item" and lead:  # the item means something only with its lead-in
                 claim = f"{lead} {claim}"
-            add(claim, s, e, _entities(text[s:e], claim, names, lower))
+            add(claim, s, e, _entities(text[s:e], claim, names, language))
     return rows, dropped
 
 
@@ -240,10 +245,13 @@ def _midsentence_capitals(text: str) -> set[str]:
     return set(_MID_CAPITAL.findall(text))
 
 
-def _lowercase_words(text: str) -> set[str]:
-    """The words the chunk writes in lower case ("new hires ..."): a capitalised one of these
-    that starts a sentence is capitalised by position, not a name."""
-    return {w for w in re.findall(r"[^\W\d_][\w'’-]*", text) if w[0].islower()}
+@lru_cache(maxsize=None)
+def _common_words(language: str) -> frozenset[str]:
+    """Never the first word of a name: function words of every language, and the calendar
+    words (dates are not entities; "On Monday") of the statement's language and English, not
+    of every language ("Mayo Clinic" is no Spanish month)."""
+    lex, en = lexicon(language), lexicon("en")
+    return STOPWORDS | lex.months.keys() | lex.weekdays | en.months.keys() | en.weekdays
 
 
 def _grounded(name: str, chunk_terms: set[str]) -> bool:
@@ -251,16 +259,15 @@ def _grounded(name: str, chunk_terms: set[str]) -> bool:
     return bool(terms) and terms <= chunk_terms
 
 
-def _entities(raw: str, claim: str, names_in_chunk: set[str], lower_in_chunk: set[str]
-              ) -> list[str]:
+def _entities(raw: str, claim: str, names_in_chunk: set[str], language: str) -> list[str]:
     """Capitalised phrases and bold phrases of a statement, in order, at most MAX_ENTITIES.
 
     A phrase loses its leading function and calendar words wherever it stands ("The Denver
-    store", "On Monday"); at the start of the statement it also loses a first word the chunk
-    writes in lower case elsewhere and never capitalised mid-sentence ("New Hires Onboarding"
-    where the chunk says "new" too), while mid-sentence a capitalised word is written as a
-    name: "offices in New York" keeps "New". Structure, not a list of sentence openers, so it
-    reads any language written in Latin letters."""
+    store", "On Monday"), and, where a sentence or a clause opens, a word of the lexicon's
+    `openers` ("Note: Use your code", "4.4.2 Use inline assembly"). Mid-sentence a capitalised
+    word is written as a name: "offices in New York" keeps "New", which an English list of
+    sentence-start words dropped everywhere until 2026-12-06."""
+    common = _common_words(language)
     found: list[tuple[int, int, str]] = []  # (start, end, name) in `claim` coordinates
     bold_spans: list[tuple[int, int]] = []
     for m in _BOLD.finditer(raw):
@@ -276,11 +283,10 @@ def _entities(raw: str, claim: str, names_in_chunk: set[str], lower_in_chunk: se
             continue  # "CA$75"
         words = m.group(0).split()
         start = m.start()
-        opens = not claim[:start].strip(" \"'“‘(*_`[")
+        before = claim[:start].rstrip(" *_`")
+        clause = not before or before[-1] in _CLAUSE_END or bool(_NUMBERING.fullmatch(before))
         while words and not words[0].isupper() and (  # not "US"
-                words[0].lower() in _COMMON
-                or (opens and words[0].lower() in lower_in_chunk
-                    and words[0] not in names_in_chunk)):
+                words[0].lower() in common or (clause and words[0].lower() in _OPENERS)):
             start = claim.index(words[1], start + len(words[0])) if len(words) > 1 else m.end()
             words.pop(0)
         if not words or not words[0][0].isupper():

@@ -24,6 +24,8 @@ compared by code, retrieval is BM25. What cannot be read from structure is here,
 - `months`: month names and abbreviations -> 1..12;
 - `weekdays`: day names (English also their abbreviations and "weekend"): with `months`, the
   calendar words a capitalised phrase is not a name for (`builder.generate.statements`);
+- `openers`: words that open a sentence or a clause and are never a name there ("Please
+  review", "Use your code"; empty for scripts without capital letters);
 - `units`: duration words -> second | minute | hour | day | workday | week | month | year;
 - `negations`: words that negate what follows ("not", "sans", "不");
 - `citations`: nouns an answer cites a context by, before its position ("passage 2", "来源 3");
@@ -58,10 +60,10 @@ from importlib import resources
 SUPPORTED = ("en", "es", "fr", "de", "pt", "it", "nl", "zh", "ja", "ko")
 FALLBACK = "en"
 KEYS = ("stopwords", "filler", "homographs", "generic_headers", "yes", "no", "document_refs",
-        "difference", "percent", "examples", "demonstratives", "numbers", "months", "weekdays", "units",
-        "negations", "citations", "contrast", "framing", "scales", "dozen", "measures",
+        "difference", "percent", "examples", "demonstratives", "numbers", "months", "weekdays",
+        "openers", "units", "negations", "citations", "contrast", "framing", "scales", "dozen", "measures",
         "bounds_before", "bounds_after", "ceilings", "floors")
-OPTIONAL = ("filler", "homographs")
+OPTIONAL = ("filler", "homographs", "openers")
 DURATION_UNITS = ("second", "minute", "hour", "day", "workday", "week", "month", "year")
 MEASURE_KINDS = ("length", "mass", "money", "temperature")
 
@@ -84,6 +86,7 @@ class Lexicon:
     numbers: dict[str, float]
     months: dict[str, int]
     weekdays: frozenset[str]
+    openers: frozenset[str]
     units: dict[str, str]
     negations: frozenset[str]
     citations: frozenset[str]
@@ -128,6 +131,7 @@ def lexicon(code: str | None) -> Lexicon:
         numbers={k.casefold(): float(v) for k, v in raw["numbers"].items()},
         months={k.casefold(): int(v) for k, v in raw["months"].items()},
         weekdays=frozenset(raw["weekdays"].casefold().split()),
+        openers=frozenset(raw["openers"].casefold().split()),
         units={k.casefold(): v for k, v in raw["units"].items()},
         negations=frozenset(raw["negations"].casefold().split()),
         citations=frozenset(raw["citations"].casefold().split()),
