@@ -26,6 +26,13 @@ def test_abbreviations_decimals_and_lower_case_do_not_end_a_sentence():
     assert sentences("Closed at 4:00 p.m. On holidays it opens late.") == [
         "Closed at 4:00 p.m.", "On holidays it opens late."]
     assert sentences("See the docs. then continue") == ["See the docs. then continue"]
+    # an opener of any supported language after "etc." starts the next sentence; a name does not
+    assert sentences("Bring tents, stoves etc. Please note the fee.") == [
+        "Bring tents, stoves etc.", "Please note the fee."]
+    assert sentences("Tentes, réchauds etc. Veuillez noter le tarif.") == [
+        "Tentes, réchauds etc.", "Veuillez noter le tarif."]
+    assert sentences("Made by Acme Inc. Denver builds the rest.") == [
+        "Made by Acme Inc. Denver builds the rest."]
 
 
 def test_chinese_ends_after_its_own_punctuation():

@@ -108,8 +108,7 @@ def extract_statements_counted(chunk: dict) -> tuple[list[dict], int]:
     language = chunk.get("language") or detect_language(text)
     chunk_terms = key_terms(text)
     blocks = span_blocks(text)
-    prose = "\n".join(text[s:e] for _, spans in blocks for s, e in spans)
-    names = _midsentence_capitals(prose)
+    names = _midsentence_capitals("\n".join(text[s:e] for _, spans in blocks for s, e in spans))
     rows: list[dict] = []
     seen: set[str] = set()
     dropped = 0

@@ -14,9 +14,9 @@ The rule:
   a wrapped line);
 - after a period, an abbreviation decides: "e.g.", "Mr.", "approx." never end a sentence
   ("No." does, unless a number follows); "a.m.", "etc.", "Inc.", "U.S." and initials ("J.",
-  "U.K.") end one only when the next word is a function word of a supported language (the
-  lexicon's `stopwords`): "at 4:00 p.m. On other holidays" ends, "at 3:00 p.m. Pacific" does
-  not.
+  "U.K.") end one only when the next word opens sentences: a function word or an opener of a
+  supported language (the lexicon's `stopwords` and `openers`): "at 4:00 p.m. On other
+  holidays" and "... etc. Please note" end, "at 3:00 p.m. Pacific" does not.
 
 Chunk boundaries are a different concern with their own rule (`builder.ingest.chunker`): they
 also cut at ";" and ":", and must fall where the tokenizer's counts add up.
@@ -27,7 +27,7 @@ from __future__ import annotations
 import re
 
 from builder.text.language import HAN
-from builder.text.lexicon import all_stopwords
+from builder.text.lexicon import all_stopwords, every_language
 
 _LATIN_END = re.compile(r"[.!?]+[\"'”’)\]*_`]*(?=\s)")
 _CJK_END = re.compile(r"[。！？；]+[”’」』）)\"'*_`]*")
@@ -40,6 +40,8 @@ _HARD_ABBREV = frozenset(
     "dept. ca. viz. al.".split())
 # A sentence end only when the next word is one that starts sentences.
 _SOFT_ABBREV = frozenset("a.m. p.m. etc. inc. ltd. co. corp. u.s. u.k.".split())
+# Words that open sentences, of every supported language: after a soft abbreviation, a new one.
+_OPENING = all_stopwords() | every_language("openers")
 _INITIALS = re.compile(r"(?:[A-Za-z]\.){2,}|[A-Z]\.")  # "U.S.", "J. Smith", "Plan B."
 
 def sentence_spans(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
@@ -82,5 +84,5 @@ def _is_sentence_end(text: str, start: int, end: int, m: re.Match) -> bool:
         return token.lower() == "no." and not text[nxt.end():nxt.end() + 1].isdigit()
     if token.lower() in _SOFT_ABBREV or _INITIALS.fullmatch(token):
         after = _WORD_AFTER.match(text, m.end(), end)
-        return bool(after) and after.group(1).lower() in all_stopwords()
+        return bool(after) and after.group(1).lower() in _OPENING
     return True
