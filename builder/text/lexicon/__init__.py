@@ -61,8 +61,8 @@ SUPPORTED = ("en", "es", "fr", "de", "pt", "it", "nl", "zh", "ja", "ko")
 FALLBACK = "en"
 KEYS = ("stopwords", "filler", "homographs", "generic_headers", "yes", "no", "document_refs",
         "difference", "percent", "examples", "demonstratives", "numbers", "months", "weekdays",
-        "openers", "units", "negations", "citations", "contrast", "framing", "scales", "dozen", "measures",
-        "bounds_before", "bounds_after", "ceilings", "floors")
+        "openers", "units", "negations", "citations", "contrast", "framing", "scales", "dozen",
+        "measures", "bounds_before", "bounds_after", "ceilings", "floors")
 OPTIONAL = ("filler", "homographs", "openers")
 DURATION_UNITS = ("second", "minute", "hour", "day", "workday", "week", "month", "year")
 MEASURE_KINDS = ("length", "mass", "money", "temperature")
