@@ -9,9 +9,10 @@ the same shapes that should pass. The unit test runs them with a scripted honest
 runs the reader model golden would use (`pipeline.judge_question`: the code checks, then the
 retrieval round trip), prints each verdict and the check that decided, then the bad pass rate
 (reference: 0%) and how many right questions passed. Then the planted harder items
-(`planted_harder`: a composer's mistaken reply over verified parts -- a comparative asking the
-other way, a multi-hop one chunk answers, an unanswerable the knowledge base answers...) through
-the real reader the same way.
+(`planted_harder`: a composer's mistaken reply over verified parts -- a multi-hop one chunk
+answers, an unanswerable the knowledge base answers...; and comparatives and differences, which
+code writes, over parts that give a bad one: asked in the same words, one stating the other's
+value) through the real reader the same way.
 """
 
 from __future__ import annotations

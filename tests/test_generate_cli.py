@@ -19,9 +19,10 @@ def test_dry_run_prints_estimate_and_writes_nothing(tmp_path):
         "--base-url", "http://127.0.0.1:9/v1", "--api-key", "sk-test-not-real"])
     assert result.exit_code == 0, result.output
     # one question and one round trip per span the run would ask first, two calls per
-    # composed item planned
+    # composed item a model phrases (code writes comparatives and reasoning items)
     assert "dry run" in result.output and "question=" in result.output
-    assert "reader=" in result.output and "compose_comparative=2" in result.output
+    assert "reader=" in result.output and "compose_multi_hop=2" in result.output
+    assert "compose_comparative" not in result.output
     assert "verified," not in result.output  # no progress line: nothing runs
     assert "sk-test-not-real" not in result.output
     store = Store(db)

@@ -48,8 +48,9 @@ def test_ideal_model_reaches_n_with_composed_items(kb_store):
     for c in pool:
         assert c["status"] == "pending" and c["difficulty"] in ("easy", "medium", "hard")
         assert c["difficulty"] == level(c["difficulty_signals"]["points"])
-        assert c["prompts"] and c["generator_model"] == ("code" if is_threshold(c)
-                                                         else "scripted-model")
+        # code writes thresholds, comparatives and differences
+        assert c["prompts"] and c["generator_model"] == (
+            "code" if c["type"] in ("comparative", "reasoning") else "scripted-model")
         assert c["verification"] and c["document_id"]
         for ev in c["evidence"]:
             assert chunks[ev["chunk_id"]][ev["start"]:ev["end"]] == ev["quote"]
@@ -70,7 +71,8 @@ def test_ideal_model_reaches_n_with_composed_items(kb_store):
         p for p in load_candidates(store) if p["type"] == "single_hop"
         and p["fact_ids"] == comparative["fact_ids"][1:]]
     values = sorted(parts, key=lambda p: float(p["answer"].strip("$%").split()[0]))
-    assert values[-1]["answer"] in comparative["answer"].split(";")[0]  # the larger one wins
+    assert comparative["answer"] == f"{values[-1]['answer']} > {values[0]['answer']}"
+    assert comparative["question"].startswith(by_id[comparative["parent_id"]]["question"])
     reasoning = next(c for c in pool if c["type"] == "reasoning")
     assert any(ch.isdigit() for ch in reasoning["answer"])
 
@@ -134,8 +136,11 @@ def test_dry_run_writes_nothing(kb_store):
     summary = run(store, llm)
     calls = summary.llm_calls_by_stage
     assert summary.dry_run and calls["question"] == calls["reader"] > 0
-    assert all(calls[f"compose_{k}"] == 2 * summary.plan[kind] for k, kind in (
-        ("comparative", "comparative"), ("difference", "reasoning")))
+    # priced per kind a model phrases; comparatives and reasoning items cost no call
+    assert all(calls[prompt] == 2 * summary.plan[kind] for kind, prompt in compose.PROMPTS.items()
+               if summary.plan.get(kind))
+    assert summary.plan["comparative"] and not any(
+        stage.startswith("compose_") and stage not in compose.PROMPTS.values() for stage in calls)
     for table in ("candidates", "stage_done"):
         assert store.query(f"SELECT count(*) AS n FROM {table}")[0]["n"] == 0
     assert json.dumps(summary.model_dump())  # serialisable for the demo
@@ -153,15 +158,15 @@ def test_a_writer_that_fails_every_check_stops_at_the_call_ceiling(kb_store):
     assert any("spans" in n or "ceiling" in n for n in summary.notes)
 
 
-def test_a_composer_that_names_one_side_gives_no_comparative(kb_store):
-    store = kb_store
-    bad = ScriptedLLM(with_overrides(compose_comparative=lambda v: {
-        "question": "Which one is larger?", "first": "Gold", "second": "Basic"}))
-    summary = run(store, bad, types=["comparative", "single_hop"], n=8)
-    judged = [c for c in load_candidates(store) if c["type"] == "comparative"]
-    assert judged and all(c["verdict"] == "failed" for c in judged)
-    assert summary.verified_total >= 8 - summary.types["comparative"].planned  # places filled
-    assert summary.types["single_hop"].verified >= 7  # nothing relabelled: more single-hop items
+def test_comparatives_are_written_by_code_with_no_composing_call(kb_store):
+    """Every composing call fails here; the comparatives are made anyway, from verified pairs,
+    with the larger value first in the answer."""
+    llm = ScriptedLLM(with_overrides(**{name: lambda v: {} for name in compose.PROMPTS.values()}))
+    summary = run(kb_store, llm, types=["comparative", "single_hop"], n=8)
+    made = [c for c in verified(kb_store) if c["type"] == "comparative"]
+    assert made and summary.types["comparative"].verified == len(made)
+    assert all(c["generator_model"] == "code" and " > " in c["answer"] for c in made)
+    assert not [name for name, _, _ in llm.calls if name.startswith("compose_")]
 
 
 def is_threshold(c: dict) -> bool:
@@ -194,15 +199,15 @@ def test_a_stated_limit_gives_a_reasoning_item_whose_yes_or_no_is_code_s(kb_stor
 
 
 def test_harder_places_with_nothing_to_build_them_from_go_to_thresholds(kb_store):
-    """Comparative places whose every composing call fails, once no pair is left to try, are
+    """Multi-hop places whose every composing call fails, once no bridge is left to try, are
     filled by thresholds (no call) from the verified limits; without the limits' places the run
     would end with its harder places empty."""
     llm = ScriptedLLM(with_overrides(**{name: lambda v: {} for name in compose.PROMPTS.values()}))
-    summary = run(kb_store, llm, n=10, mix={"single_hop": 0.6, "comparative": 0.4})
+    summary = run(kb_store, llm, n=10, mix={"single_hop": 0.6, "multi_hop": 0.4})
     pool = verified(kb_store)
-    assert summary.plan.get("reasoning", 0) == 0 and not any(c["type"] == "comparative" for c in pool)
-    made = [c for c in pool if is_threshold(c)]
-    assert made and len(made) <= summary.plan["comparative"]
+    assert summary.plan.get("reasoning", 0) == 0 and not any(c["type"] == "multi_hop" for c in pool)
+    made = [c for c in pool if c["type"] in ("reasoning", "comparative")]
+    assert any(is_threshold(c) for c in made) and len(made) <= summary.plan["multi_hop"]
 
 
 def test_a_threshold_sentence_is_read_from_the_prompts_folder_in_the_part_s_language(
@@ -274,7 +279,9 @@ def test_ambiguous_items_are_planned_before_the_other_kinds_use_up_their_parts(k
         assert first["type"] == "single_hop" and first["answer"] in item["answer"]
         assert item["question"] != first["question"]
     # the label stood in the question: code took it out, no composing call was made
-    assert not [name for name, _, _ in llm.calls if name == "compose_ambiguous"]
+    gold = next(c for c in made if "Gold" in c["answer"])
+    assert gold["generator_model"] == "code"
+    assert not [v for name, v, _ in llm.calls if name == "compose_ambiguous" and "Gold" in v["first"]]
 
 
 def test_beyond_n_only_the_halves_of_harder_items_are_asked(kb_store, monkeypatch):
@@ -286,9 +293,10 @@ def test_beyond_n_only_the_halves_of_harder_items_are_asked(kb_store, monkeypatc
         await real(ctx, kb, spans, precheck, partners, examples)
 
     monkeypatch.setattr(pipeline, "write_questions", spy)
-    # harder items can never be composed here (every composing call fails, and no threshold is
-    # built), so a run that has n verified is always short of them
+    # harder items can never be composed here (every composing call fails, and no threshold,
+    # comparative or difference is built), so a run that has n verified is always short of them
     monkeypatch.setattr(compose, "threshold_units", lambda p: None)
+    monkeypatch.setattr(compose, "value_pairs", lambda parts, spans: [])
     llm = ScriptedLLM(with_overrides(**{name: lambda v: {} for name in compose.PROMPTS.values()}))
     summary = run(kb_store, llm)
     beyond = [flags for done, flags in asked if done >= 10]

@@ -71,67 +71,78 @@ def parts(tmp_path):
     return store, holiday, carry
 
 
-def _compose(store, kind, reply, *args):
-    def respond(name, v, role):
-        return honest_reader(name, v, role) if name == "reader" else reply
-    ctx = _ctx(store, respond)
-    fn = {"comparative": compose.comparative, "reasoning": compose.difference}[kind]
-    return asyncio.run(fn(ctx, *args))
+def _like(p, answer: str, question: str):
+    """`p` asked another question with another answer (a value of the same chunk)."""
+    from builder.text.values import find_values
+
+    cand = {**p.cand, "id": f"c-{answer}-{question[:12]}", "answer": answer, "question": question}
+    return compose.Part(cand, None, find_values(answer, "en")[0])
 
 
-def test_a_comparative_whose_question_asks_the_other_way_is_rejected(parts):
+def _no_call(store):
+    return _ctx(store, lambda n, v, r: AssertionError(f"no call expected, got {n}"))
+
+
+def test_a_comparative_is_written_by_code_from_its_parts_questions(parts):
+    """The parts' own questions, then the language's sentence of `compare_greater.md`; the
+    answer is the larger value, then the other; no call."""
     store, holiday, carry = parts
-    bad = _compose(store, "comparative", {"question": "Which is smaller, the holiday each calendar "
-                   "year or the unused holiday staff carry over?", "first": "the holiday each "
-                   "calendar year", "second": "the unused holiday staff carry over"},
-                   holiday, carry)
-    assert bad["verdict"] == "failed" and any(r.startswith("reader") for r in bad["rejection_reasons"])
-    good = _compose(store, "comparative", {"question": "Which is larger, the holiday each calendar "
-                    "year or the unused holiday staff carry over?", "first": "the holiday each "
-                    "calendar year", "second": "the unused holiday staff carry over"},
-                    holiday, carry)
-    assert good["verdict"] == "passed", good["rejection_reasons"]
-    assert good["answer"].startswith("the holiday each calendar year (25 days")
-    assert good["parent_id"] == holiday.cand["id"]
-    assert good["fact_ids"] == holiday.cand["fact_ids"] + carry.cand["fact_ids"]
+    ctx = _no_call(store)
+    row = compose.comparative(ctx, carry, holiday)
+    assert row["verdict"] == "passed", row["rejection_reasons"]
+    assert row["question"] == ("How many days of unused holiday can staff carry over? How many "
+                               "days of holiday does the company offer each calendar year? "
+                               "Which of the two values is higher?")
+    assert row["answer"] == "25 days > 5 days"
+    assert row["parent_id"] == carry.cand["id"] and row["generator_model"] == "code"
+    assert row["fact_ids"] == carry.cand["fact_ids"] + holiday.cand["fact_ids"]
+    assert "compare_greater.md" in row["prompts"] and ctx.llm.calls == []
 
 
-def test_a_comparative_with_names_its_parts_do_not_ask_about_is_rejected(parts):
+def test_a_comparative_of_dates_asks_which_is_later(parts):
+    store, holiday, _ = parts
+    old = _like(holiday, "2019", "In which year did the company open its office?")
+    new = _like(holiday, "2023", "In which year did the company move to Leeds?")
+    row = compose.comparative(_no_call(store), new, old)
+    assert row["question"].endswith("? Which of the two dates is later?")
+    assert row["answer"] == "2023 > 2019" and row["verdict"] == "passed"
+
+
+def test_a_comparative_and_a_difference_ask_in_their_parts_language(parts):
+    """French parts get the French sentence; parts written without spaces are joined without
+    them."""
     store, holiday, carry = parts
-    # the prompt's own example copied: both names invented, the question no longer says which
-    copied = _compose(store, "comparative", {"question": "Who gets more days of holiday, "
-                      "part-time staff or full-time staff?", "first": "part-time staff",
-                      "second": "full-time staff"}, holiday, carry)
-    assert copied["verdict"] == "failed"
-    assert "names: does not name both things" in copied["rejection_reasons"]
-    invented = _compose(store, "comparative", {"question": "Which is larger, the holiday each "
-                        "calendar year or the unused holiday staff carry over?", "first":
-                        "part-time staff", "second": "full-time staff"}, holiday, carry)
-    assert invented["verdict"] == "failed"
-    assert "names: names things its parts do not ask about" in invented["rejection_reasons"]
+    for p in (holiday, carry):
+        p.cand["language"] = "fr"
+    row = compose.difference(_no_call(store), holiday, carry)
+    assert row["question"].endswith("carry over? Quelle est la différence entre les deux "
+                                     "valeurs ?")
+    assert row["answer"] == "20 days"
+    for p, q in ((holiday, "公司每年提供多少天假期？"), (carry, "员工可以结转多少天未用假期？")):
+        p.cand["language"], p.cand["question"] = "zh", q
+    row = compose.comparative(_no_call(store), holiday, carry)
+    assert row["question"] == "公司每年提供多少天假期？员工可以结转多少天未用假期？这两个值中哪个更高？"
 
 
-def test_a_comparative_that_names_one_thing_or_states_a_value_is_rejected(parts):
+def test_a_comparative_or_difference_of_parts_asked_alike_or_stating_a_value_is_rejected(parts):
     store, holiday, carry = parts
-    one = _compose(store, "comparative", {"question": "Which is larger, the holiday or the "
-                   "other?", "first": "the holiday", "second": "the carry-over"}, holiday, carry)
-    assert one["verdict"] == "failed" and "names: does not name both things" in one["rejection_reasons"]
-    leak = _compose(store, "comparative", {"question": "Which is larger, the holiday of 25 days "
-                    "or the carry-over?", "first": "the holiday", "second": "the carry-over"},
-                    holiday, carry)
-    assert leak["verdict"] == "failed"
+    same = part(store, "holiday.md#0", "5 days", holiday.question)
+    row = compose.comparative(_no_call(store), holiday, same)
+    assert row["verdict"] == "failed"
+    assert "names: the two questions ask the same thing" in row["rejection_reasons"]
+    states = part(store, "holiday.md#0", "5 days", "How many of the 25 days can staff carry over?")
+    for fn in (compose.comparative, compose.difference):
+        row = fn(_no_call(store), holiday, states)
+        assert row["verdict"] == "failed"
+        assert "leak: the question states a value" in row["rejection_reasons"]
 
 
-def test_reasoning_answer_is_computed_and_a_non_difference_question_is_rejected(parts):
+def test_no_difference_of_values_under_different_bounds(parts):
+    """Which of "25 days" and "up to 5 days" is larger holds; their difference is no fact."""
     store, holiday, carry = parts
-    good = _compose(store, "reasoning", {"question": "What is the difference between the "
-                    "holiday offered each calendar year and the unused holiday staff can carry "
-                    "over?"}, holiday, carry)
-    assert good["verdict"] == "passed", good["rejection_reasons"]
-    assert good["answer"] == "20 days"
-    bad = _compose(store, "reasoning", {"question": "Which is longer, the holiday offered each "
-                   "calendar year or the unused holiday staff can carry over?"}, holiday, carry)
-    assert bad["verdict"] == "failed" and "asks: does not ask for a difference" in bad["rejection_reasons"]
+    capped = _like(carry, "up to 5 days", carry.question)
+    assert compose.difference(_no_call(store), holiday, capped) is None
+    assert compose.comparative(_no_call(store), holiday, capped)["answer"] == "25 days > up to 5 days"
 
 
 def test_an_unanswerable_the_knowledge_base_answers_is_rejected(parts):
@@ -293,29 +304,6 @@ def test_a_swapped_name_takes_its_abbreviation_with_it(tmp_path):
                if n == "compose_unanswerable" else {"sentence": 0, "answer": ""})
     row = asyncio.run(compose.unanswerable(ctx, p, "holiday", _kb(store)))
     assert row["question"] == "How many days of sick leave does the company offer each calendar year?"
-
-
-@pytest.mark.parametrize("kind", ["comparative", "reasoning"])
-def test_the_composer_is_told_the_language_of_its_parts(parts, kind):
-    """A composer shown two French questions and an English example wrote English; it is told
-    the parts' language by name, as the question writer is, and an English reply is refused."""
-    store, holiday, carry = parts
-    for p in (holiday, carry):
-        p.cand["language"] = "fr"
-    english = {"question": "What is the difference between the holiday each calendar year and "
-                           "the unused holiday staff carry over?",
-               "first": "the holiday each calendar year",
-               "second": "the unused holiday staff carry over"}
-    seen = []
-
-    def respond(name, v, role):
-        seen.append(v.get("language"))
-        return honest_reader(name, v, role) if name == "reader" else english
-    ctx = _ctx(store, respond)
-    fn = {"comparative": compose.comparative, "reasoning": compose.difference}[kind]
-    row = asyncio.run(fn(ctx, holiday, carry))
-    assert seen[0].startswith("French")
-    assert row["verdict"] == "failed" and any("written in en" in r for r in row["rejection_reasons"])
 
 
 def test_a_threshold_asks_in_its_part_s_language_and_answers_no_by_code(tmp_path):

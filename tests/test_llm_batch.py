@@ -143,7 +143,7 @@ def test_dry_run_prices_batched_calls_at_the_batch_rate(tmp_path, golden_cli):
     assert code == 0, err
 
     def cost(out: str) -> float:
-        return float(re.search(r"cost \$([0-9.]+)", out).group(1))
+        return float(re.search(r"cost\s+\$([0-9.]+)", out).group(1))
 
     # both figures are printed to 4 decimals: half of one rounded figure is the other to 1e-4
     assert cost(live) > 0 and cost(batched) == pytest.approx(cost(live) / 2, abs=1e-4)

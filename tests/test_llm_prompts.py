@@ -49,7 +49,7 @@ def test_the_header_may_cap_the_reply_and_a_bad_cap_names_the_file():
     # three wordings of one question: of ~4,700 one-question replies 99% took at most 38 tokens
     ("question", 150),
     # one question (and two short names)
-    ("compose_comparative", 120), ("compose_difference", 120), ("compose_multi_hop", 120),
+    ("compose_multi_hop", 120),
     ("compose_ambiguous", 100),
     # three names
     ("compose_unanswerable", 80)])

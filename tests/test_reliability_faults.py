@@ -53,7 +53,7 @@ SCRIPTS = [
 class ScriptedFaults:
     """`fault_for` hook: hands SCRIPTS out to the first new calls after warm-up."""
 
-    def __init__(self, start: int = 10):
+    def __init__(self, start: int = 5):
         self.start = start
         self.scripts = [list(s) for s in SCRIPTS]
         self.assigned: dict[str, list[str]] = {}

@@ -41,8 +41,6 @@ _FIXED = {
     "ProposedQuestions": {"questions": ["Do you offer gift wrapping?"]},
     "InventedEntityQuestion": {"name": "Tacoma", "question": "What is the address of Tacoma?"},
     "ReaderReply": {"sentence": 0, "answer": ""},
-    "Comparison": {"question": "Which costs more, Gold or Basic?", "first": "Gold",
-                   "second": "Basic"},
     "Rewritten": {"question": "What is the difference between Gold and Basic?"},
     "Siblings": {"names": ["Tacoma"]},
     "ClaimVerdict": {"supported": True, "reason": "ok"},
@@ -210,7 +208,7 @@ def test_the_key_appears_nowhere(tmp_path, monkeypatch):
             s.run("generate", "--n", "8", "--types", "single_hop,reasoning", expect=(0, 1))
         for mode, words in (("401", "rejected the API key"), ("403", "access denied")):
             stub.mode = mode
-            result = s.run("generate", "--n", "12", "--types", "single_hop,reasoning",
+            result = s.run("generate", "--n", "12", "--types", "single_hop,unanswerable",
                            "--seed", mode, expect=1)
             assert words in result.stderr.strip().splitlines()[-1]
         s.run("stats")  # lists the most frequent LLM errors

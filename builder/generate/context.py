@@ -31,10 +31,10 @@ _IN_UNIT: ContextVar[bool] = ContextVar("in_unit", default=False)  # set inside 
 # hold), read and checked once when a run starts, like the prompts: a bad override stops the
 # run before any call, not in the middle of composing
 SENTENCE_FILES = {"refusals.md": None, "threshold_ceiling.md": "{amount}",
-                  "threshold_floor.md": "{amount}"}
+                  "threshold_floor.md": "{amount}", "compare_greater.md": None,
+                  "compare_later.md": None, "compare_difference.md": None}
 PROMPT_NAMES = (
-    "question", "reader", "compose_comparative", "compose_difference", "compose_ambiguous",
-    "compose_multi_hop", "compose_unanswerable",
+    "question", "reader", "compose_ambiguous", "compose_multi_hop", "compose_unanswerable",
 )
 
 

@@ -288,7 +288,7 @@ async def estimate(ctx: RunContext, chunks: list[dict], titles: dict[str, str],
             "sentences": [{"text": span.statement}] * MAX_SENTENCES,
             "question": span.statement}, ReaderReply, stage="reader", role="verifier")
     for kind, count in plan.items():
-        if kind != "single_hop" and count:
+        if kind in compose.PROMPTS and count:  # code writes comparatives and reasoning items
             calls[compose.PROMPTS[kind]] = 2 * count
     del n
     return calls

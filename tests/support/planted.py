@@ -189,26 +189,23 @@ def planted_harder(store: Store) -> list[PlantedHarder]:
                        "What is the scope of a first-level developer?", label="D1 - Developer 1")
     d3 = part(store, "ladder.md#0", "owns a whole subsystem and its roadmap",
               "What is the scope of a D3 - Developer 3?", label="D3 - Developer 3")
-    names = {"first": "the holiday each calendar year",
-             "second": "the unused holiday staff carry over"}
+    holiday_again = part(store, "holiday.md#0", "5 days",
+                         "How many days of holiday does the company offer each calendar year?")
+    holiday_long = part(store, "holiday.md#0", "25 days",
+                        "How many days of holiday, on top of the bank holidays and any days "
+                        "the company closes between Christmas and New Year, does the company "
+                        "offer its staff each calendar year?")
     return [
-        PlantedHarder("a comparative whose computed answer is the smaller value (asks the other way)",
-                      "comparative", {"question": "Which is smaller, the holiday each calendar "
-                                      "year or the unused holiday staff carry over?", **names},
-                      (holiday, carry), checks=frozenset({"reader"})),
-        PlantedHarder("a comparative naming things its parts do not ask about (the prompt's example)",
-                      "comparative", {"question": "Who gets more days of holiday, part-time "
-                                      "staff or full-time staff?", "first": "part-time staff",
-                                      "second": "full-time staff"},
-                      (holiday, carry), checks=frozenset({"names"})),
-        PlantedHarder("a comparative that states a value", "comparative",
-                      {"question": "Which is larger, the holiday of 25 days or the carry-over?",
-                       "first": "the holiday", "second": "the carry-over"},
-                      (holiday, carry), checks=frozenset({"names", "leak"})),
-        PlantedHarder("a reasoning item that does not ask for the difference", "reasoning",
-                      {"question": "Which is longer, the holiday offered each calendar year or "
-                       "the unused holiday staff can carry over?"},
-                      (holiday, carry), checks=frozenset({"asks"})),
+        # comparatives and differences are written by code (no reply): what can still go
+        # wrong is the parts they are built from
+        PlantedHarder("a comparative of two parts asked in the same words (which value is which?)",
+                      "comparative", {}, (holiday, holiday_again), checks=frozenset({"names"})),
+        PlantedHarder("a comparative one of whose parts states the other's value", "comparative",
+                      {}, (offered, carried), checks=frozenset({"leak"})),
+        PlantedHarder("a difference one of whose parts states the other's value", "reasoning",
+                      {}, (offered, carried), checks=frozenset({"leak"})),
+        PlantedHarder("a comparative too long to read as one question", "comparative", {},
+                      (holiday_long, carry), checks=frozenset({"form"})),
         PlantedHarder("a multi-hop that names its bridge", "multi_hop",
                       {"question": "How many days of holiday, 25 days, are offered?"},
                       (offered, carried), checks=frozenset({"bridge"})),
@@ -226,13 +223,9 @@ def planted_harder(store: Store) -> list[PlantedHarder]:
                       (d1_reworded, d3), checks=frozenset({"frame"})),
         PlantedHarder("right: an ambiguous item, its label taken out by code", "ambiguous",
                       {}, (d1, d3), bad=False),
-        PlantedHarder("right: a comparative asking which is larger", "comparative",
-                      {"question": "Which is larger, the holiday each calendar year or the "
-                       "unused holiday staff carry over?", **names},
+        PlantedHarder("right: a comparative asking which is larger", "comparative", {},
                       (holiday, carry), bad=False),
-        PlantedHarder("right: a reasoning item asking for the difference", "reasoning",
-                      {"question": "What is the difference between the holiday offered each "
-                       "calendar year and the unused holiday staff can carry over?"},
+        PlantedHarder("right: a reasoning item asking for the difference", "reasoning", {},
                       (holiday, carry), bad=False),
     ]
 
@@ -267,8 +260,9 @@ async def compose_planted(store: Store, llm, item: PlantedHarder) -> dict:
     ctx = RunContext.create(store, ComposerReplies(llm, item.reply), GenerateOptions())
     chunks = list_chunks(store)
     kb = KnowledgeIndex(chunks, {c["id"]: c["title"] for c in chunks})
-    fn = {"comparative": compose.comparative, "reasoning": compose.difference,
-          "ambiguous": compose.ambiguous, "multi_hop": compose.multi_hop,
+    if item.kind in ("comparative", "reasoning"):  # written by code, no call
+        fn = compose.comparative if item.kind == "comparative" else compose.difference
+        return fn(ctx, *item.args)
+    fn = {"ambiguous": compose.ambiguous, "multi_hop": compose.multi_hop,
           "unanswerable": compose.unanswerable}[item.kind]
-    needs_kb = item.kind in ("ambiguous", "multi_hop", "unanswerable")
-    return await fn(ctx, *item.args, *((kb,) if needs_kb else ()))
+    return await fn(ctx, *item.args, kb)

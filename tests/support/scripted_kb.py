@@ -6,7 +6,7 @@ The KB has what every composed kind needs: two membership tiers with different p
 
 The ideal model does each job right: its questions ask for exactly the answer they were given
 (and name their subject), its reader answers a question only when a sentence it is shown holds
-the registered answer, its composers name both things, drop what they are told to drop, and
+the registered answer, its composers drop what they are told to drop, describe a bridge, and
 propose a sibling name the KB never uses.
 """
 
@@ -96,11 +96,6 @@ def _holds(shown: list[str], need: str) -> bool:
     return any(need in s or s in need for s in shown)
 
 
-def _number(text: str) -> float:
-    m = re.search(r"\d+(?:\.\d+)?", text)
-    return float(m.group(0)) if m else 0.0
-
-
 def ideal(name: str, v, role: str):
     """A model that does each job right (see the module doc)."""
     if name == "question":
@@ -126,16 +121,6 @@ def ideal(name: str, v, role: str):
             at = next((i for i, s in enumerate(shown, 1) if known[0] in s), 1)
             return {"sentence": at, "answer": known[0]}
         return {"sentence": 0, "answer": ""}
-    if name in ("compose_comparative", "compose_difference"):
-        first = _subject(v["question1"], v["answer1"], 2) or "the first"
-        second = _subject(v["question2"], v["answer2"], 2) or "the second"
-        if first == second:
-            first, second = v["question1"][:30], v["question2"][:30]
-        if name == "compose_difference":
-            return {"question": f"What is the difference between {first} and {second}?"}
-        bigger = v["answer1"] if _number(v["answer1"]) > _number(v["answer2"]) else v["answer2"]
-        q = f"Which is larger, {first} or {second}?"
-        return {"question": _asked(q, bigger), "first": first, "second": second}
     if name == "compose_ambiguous":
         q = re.sub(re.escape(v["first"]), "", v["question"], flags=re.I)
         return {"question": " ".join(q.split())}

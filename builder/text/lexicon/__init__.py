@@ -14,7 +14,6 @@ compared by code, retrieval is BM25. What cannot be read from structure is here,
 - `yes` / `no`: the first word of a yes/no answer (the first listed is how golden's own answers
   say it);
 - `document_refs`: phrases that point at the text instead of naming a subject ("the text");
-- `difference`: phrases that ask by how much two values differ;
 - `percent`: words for "%";
 - `demonstratives`: determiners that point at what the reader was shown ("this benefit");
 - `examples`: phrases that mark a worked example or a supposed case ("for example", "suppose");
@@ -60,7 +59,7 @@ from importlib import resources
 SUPPORTED = ("en", "es", "fr", "de", "pt", "it", "nl", "zh", "ja", "ko")
 FALLBACK = "en"
 KEYS = ("stopwords", "filler", "homographs", "generic_headers", "yes", "no", "document_refs",
-        "difference", "percent", "examples", "demonstratives", "numbers", "months", "weekdays",
+        "percent", "examples", "demonstratives", "numbers", "months", "weekdays",
         "openers", "units", "negations", "citations", "contrast", "framing", "scales", "dozen",
         "measures", "bounds_before", "bounds_after", "ceilings", "floors")
 OPTIONAL = ("filler", "homographs", "openers")
@@ -79,7 +78,6 @@ class Lexicon:
     yes: frozenset[str]
     no: frozenset[str]
     document_refs: tuple[str, ...]
-    difference: tuple[str, ...]
     percent: tuple[str, ...]
     examples: tuple[str, ...]
     demonstratives: frozenset[str]
@@ -124,7 +122,6 @@ def lexicon(code: str | None) -> Lexicon:
         yes=frozenset(raw["yes"].casefold().split()),
         no=frozenset(raw["no"].casefold().split()),
         document_refs=tuple(p.casefold() for p in raw["document_refs"]),
-        difference=tuple(p.casefold() for p in raw["difference"]),
         percent=tuple(p.casefold() for p in raw["percent"]),
         examples=tuple(p.casefold() for p in raw["examples"]),
         demonstratives=frozenset(p.casefold() for p in raw["demonstratives"]),
