@@ -1,4 +1,5 @@
-"""Harder items composed from verified single-hop items: the model phrases, code decides.
+"""Harder items composed from verified single-hop items: code decides, the model phrases
+only what code cannot (an ambiguous rewrite, a bridge's description, a sibling's name).
 
 Every part of a composed item is an item that already passed its own round trip (its question,
 answer and span checked), and the composed item keeps the parts' ids (`parent_id`, `fact_ids`,
@@ -490,9 +491,9 @@ def _asks_both(ctx: RunContext, source: str, a: Part, b: Part, ctype: str,
     versions = {**(a.cand.get("prompts") or {}), source: stable_id(sentences.get(a.language)
                                                                    or sentences["en"])[:8]}
     row = _row(ctype, q, answer, [a, b], ctx, source, "code", "", versions)
-    # two questions that ask the same words leave a reader no way to tell which value is which
-    # ... nor one that states the other's value (it passed its own leak check, not this one)
-    # (the parts' questions: the sentence's "two" is no value stated)
+    # two questions asking the same words leave no way to tell which value is which (names);
+    # one stating the other's value gives it away (leak; over the parts' questions only: the
+    # sentence's "two" states no value)
     stated = magnitudes(f"{a.question} {b.question}", a.language) & (
         magnitudes(a.answer, a.language) | magnitudes(b.answer, b.language))
     return _decide(row, [("form", shape_problem(q)), ("names", _tells_apart(q, a, b)),
