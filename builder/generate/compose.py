@@ -447,20 +447,11 @@ def _decide(row: dict, checks: list[tuple[str, str | None]]) -> dict:
     return row
 
 
-def _own_words(a: Part, b: Part) -> tuple[set[str], set[str]]:
-    """The content words of each part's question the other's lacks: what tells them apart."""
+def _asked_alike(a: Part, b: Part) -> str | None:
+    """A problem when either part's question has no content word the other's lacks: asked in
+    the same words, the two values cannot be told apart."""
     ta, tb = key_terms(a.question), key_terms(b.question)
-    return ta - tb, tb - ta
-
-
-def _tells_apart(question: str, a: Part, b: Part) -> str | None:
-    """None when `question` keeps, for each part, a content word of that part's question the
-    other's lacks (what tells the two things apart), so it names both and invents neither."""
-    frame_a, frame_b = _own_words(a, b)
-    if not frame_a or not frame_b:
-        return "the two questions ask the same thing"
-    asked = key_terms(question)
-    return None if frame_a & asked and frame_b & asked else "does not name both things"
+    return "the two questions ask the same thing" if not (ta - tb and tb - ta) else None
 
 
 def _form(question: str, language: str) -> list[tuple[str, str | None]]:
@@ -496,7 +487,7 @@ def _asks_both(ctx: RunContext, source: str, a: Part, b: Part, ctype: str,
     # sentence's "two" states no value)
     stated = magnitudes(f"{a.question} {b.question}", a.language) & (
         magnitudes(a.answer, a.language) | magnitudes(b.answer, b.language))
-    return _decide(row, [("form", shape_problem(q)), ("names", _tells_apart(q, a, b)),
+    return _decide(row, [("form", shape_problem(q)), ("names", _asked_alike(a, b)),
                          ("leak", "the question states a value" if stated else None)])
 
 
