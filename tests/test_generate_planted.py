@@ -389,13 +389,19 @@ def test_questions_alike_only_in_their_asking_words_are_no_ambiguous_pair():
     assert frame("客户端无法连接时会引发什么错误？", "客户端无法发送数据时会引发什么错误？") is None
 
 
-@pytest.mark.parametrize("plan, fill", [({"single_hop": 3, "ambiguous": 1}, 0),
-                                        ({"single_hop": 3, "comparative": 1}, 1)])
+_ALIKE = [("passed", "connect: ConnectError; send data: WriteError; read data: ReadError")]
+
+
+@pytest.mark.parametrize("plan, fill, made", [
+    ({"single_hop": 3, "ambiguous": 1}, 0, _ALIKE),
+    ({"single_hop": 3, "comparative": 1, "ambiguous": 1}, 1, _ALIKE),
+    ({"single_hop": 3, "comparative": 1, "reasoning": 1}, 2, [])])
 def test_the_places_no_threshold_is_left_for_go_to_an_ambiguous_item_of_alike_questions(
-        tmp_path, plan, fill):
+        tmp_path, plan, fill, made):
     """The plan's ambiguous place, with no parallel spans, is an ambiguous item of two alike
     questions; so is, once n items are verified, a harder place of another kind nothing else
-    can fill (no limit among the parts for a threshold)."""
+    can fill (no limit among the parts for a threshold) -- unless the plan left ambiguous items
+    out (a local model builds them badly): then the place stays open."""
     from builder.generate.candidate import make_candidate
     from builder.store import candidates as cstore
 
@@ -415,6 +421,5 @@ def test_the_places_no_threshold_is_left_for_go_to_an_ambiguous_item_of_alike_qu
     chunks = list_chunks(store)
     spans = [s for c in chunks for s in spans_of_chunk(c, c["title"])]
     asyncio.run(compose.compose_from_verified(ctx, _kb(store), spans, plan, fill=fill))
-    made = [c for c in cstore.load_candidates(store) if c["type"] == "ambiguous"]
-    assert [(c["verdict"], c["answer"]) for c in made] == [
-        ("passed", "connect: ConnectError; send data: WriteError; read data: ReadError")]
+    got = [c for c in cstore.load_candidates(store) if c["type"] != "single_hop"]
+    assert [(c["verdict"], c["answer"]) for c in got] == made

@@ -755,8 +755,10 @@ async def compose_from_verified(ctx: RunContext, kb: KnowledgeIndex, spans: list
     verified and at the run's end): every harder place still open, whatever its kind, up to
     `fill`, goes to a threshold, which code builds with no call from any verified limit not used
     up: a knowledge base of rules has many limits and few parallel values, bridges or names to
-    swap. Places no limit is left for go to ambiguous items of alike questions (one call each):
-    a reference of names has few limits and many questions asked alike. Only at those points,
+    swap. Places no limit is left for go to comparatives of pairs not compared yet (no call),
+    then, where the plan has the kind (not with a local model), to ambiguous items of alike
+    questions (one call each): a reference of names has few limits and many questions asked
+    alike. Only at those points,
     so that the passes before plan what an interrupted and resumed run plans (a threshold
     counted early takes a difference's place)."""
     parts = parts_of(ctx, spans)
@@ -783,7 +785,7 @@ async def compose_from_verified(ctx: RunContext, kb: KnowledgeIndex, spans: list
     def room(*ps: Part) -> bool:
         return all(uses.get(p.cand["seed_fact_id"], 0) < MAX_USES for p in ps)
 
-    def plan(kind: str, candidates, limit_tries: int) -> None:
+    def take(kind: str, candidates, limit_tries: int) -> None:
         if want.get(kind, 0) <= 0 or tried[kind] >= limit_tries:
             return
         for args in candidates:
@@ -802,34 +804,35 @@ async def compose_from_verified(ctx: RunContext, kb: KnowledgeIndex, spans: list
     thresholds = [unit for p in parts if (unit := threshold_units(p))]
     pairs = value_pairs(parts, spans)
     if fill:
-        plan("reasoning", thresholds, cap + len(thresholds))
+        take("reasoning", thresholds, cap + len(thresholds))
         # places no threshold was left for: a comparative of a pair not compared yet (no
         # call either), then an ambiguous item from two alike questions (one call), the one
         # other kind a knowledge base of names and few values gives
         want["comparative"], want["reasoning"] = want["reasoning"], 0
-        plan("comparative", pairs, cap + len(pairs))
-        want["ambiguous"], want["comparative"] = want["comparative"], 0
-        alike = alike_pairs(parts)
-        plan("ambiguous", alike, cap + len(alike))
+        take("comparative", pairs, cap + len(pairs))
+        if plan.get("ambiguous"):  # not where the plan left the kind out (a local model)
+            want["ambiguous"], want["comparative"] = want["comparative"], 0
+            alike = alike_pairs(parts)
+            take("ambiguous", alike, cap + len(alike))
     else:
         # ambiguous first: a part serves MAX_USES items, and planned after the comparative and
         # the difference of the same pair it never found one with room (none on the development
         # runs)
-        plan("ambiguous", parallel_pairs(parts, spans) + alike_pairs(parts), cap)
-        plan("comparative", pairs, cap)
+        take("ambiguous", parallel_pairs(parts, spans) + alike_pairs(parts), cap)
+        take("comparative", pairs, cap)
         # a pair compared is not asked its difference too: the same two questions again
         compared = done | {key for kind, (key, *_) in units if kind == "comparative"}
-        plan("reasoning", [pr for pr in pairs if difference_answer(*pr) and
+        take("reasoning", [pr for pr in pairs if difference_answer(*pr) and
                            _key("comparative", *pr) not in compared], cap)
-        plan("reasoning", thresholds, cap)
-        plan("multi_hop", bridges(parts), cap)
+        take("reasoning", thresholds, cap)
+        take("multi_hop", bridges(parts), cap)
         # a name the whole KB is about (the company, the product) is no sibling's to replace
         n_chunks = len(kb.chunks)
 
         def rare(name: str) -> bool:
             return kb.text.count(name.casefold()) <= max(2, 0.05 * n_chunks)
 
-        plan("unanswerable", [(p, name) for p in parts for name in (
+        take("unanswerable", [(p, name) for p in parts for name in (
             [x for x in names_in(p) if rare(x)]
             + topic_words(p, kb.text_of.get(p.cand["chunk_ids"][0], ""), kb.words))[:1]], cap)
     if not units:
