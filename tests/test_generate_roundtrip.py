@@ -41,3 +41,52 @@ def test_a_copy_of_the_passage_ranked_first_does_not_count_against_it():
     assert kb.search(question)[0]["id"] == "c0"
     found = retrieve(question, "five days", "c1", "en", kb)
     assert found.problem is None and found.rank == 2
+
+
+def test_a_reader_answer_of_more_than_the_reference_fails_the_round_trip():
+    """Code chose "deflate"; the question asks which encodings, and the reader, shown the
+    sentence, answers "gzip and deflate": the question asks for more than its answer. Words
+    the question says, and values written another way, are no more."""
+    import asyncio
+    from types import SimpleNamespace
+
+    from builder.generate.models import ReaderReply
+    from builder.generate.roundtrip import round_trip
+
+    text = ("Responses compressed with gzip and deflate are decoded automatically. "
+            "Requests time out after five seconds of network inactivity.")
+    kb = _kb(text, LEAVE, TRAINING)
+
+    def reader(answer: str):
+        async def call(name, variables, output, role=None):
+            return SimpleNamespace(ok=True, value=ReaderReply(sentence=1, answer=answer))
+        return SimpleNamespace(call=call)
+
+    def read(question: str, reference: str, answer: str):
+        return asyncio.run(round_trip(reader(answer), question, reference, "c0", "en", kb))
+
+    more = read("Which response encodings are decoded automatically?", "deflate", "gzip and deflate")
+    assert more.problem == ("the reader answered 'gzip and deflate', more than the reference "
+                            "(gzip): the question asks for more than its answer")
+    assert read("Which response encodings are decoded automatically?", "gzip and deflate",
+                "gzip and deflate").problem is None
+    # "five seconds" is the reference's value; "network inactivity" is the question's words
+    assert read("After how long of network inactivity do requests time out?", "5 seconds",
+                "five seconds of network inactivity").problem is None
+
+
+def test_says_more_reads_values_the_question_and_scripts_without_spaces():
+    from builder.generate.reader import says_more
+
+    assert says_more("600 euros", "600 euros HT", "Combien coûte une journée ?", "fr") == (
+        "the reader answered '600 euros HT', more than the reference (ht): the question asks "
+        "for more than its answer")
+    assert says_more("600 euros", "600 euros HT", "Combien coûte une journée HT ?", "fr") is None
+    assert says_more("3 semaines", "de quelques jours à 3 semaines",
+                     "Combien de temps prend un bon de commande ?", "fr") is not None
+    assert says_more("York", "New York", "Where is the company based?", "en") is not None
+    assert says_more("12 months", "12 months service",
+                     "How long must staff be in service?", "en") is None
+    # a script written without spaces: each character the reference's or the question's
+    assert says_more("30天", "30天内", "发票在多少天内支付？", "zh") is None
+    assert says_more("30天", "30天以后", "发票在多少天支付？", "zh") is not None

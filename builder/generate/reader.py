@@ -16,6 +16,7 @@ import re
 
 from dataclasses import dataclass
 
+from builder.text.language import CJK_CHAR
 from builder.text.locate import locate_span
 from builder.text.values import find_values, magnitudes
 
@@ -47,6 +48,29 @@ def states_reference(reference: str, got: str, language: str) -> str | None:
     if recall >= MIN_RECALL and len(got_terms) <= 3 * len(ref_terms) + 2:
         return None
     return f"the reader answered {got!r}"
+
+
+def says_more(reference: str, got: str, question: str, language: str) -> str | None:
+    """Why the reader's answer says more than the reference, or None. A content word of the
+    answer that is neither the reference's nor the question's ("gzip and deflate" for
+    "deflate", "New York" for "York", "600 euros HT" for "600 euros" when the question does not
+    say HT, "de quelques jours à 3 semaines" for "3 semaines") means the question asks for more
+    than the answer code chose: the reference is half of what a reader finds. Values are
+    compared by `states_reference` and left out here ("five seconds" is "5 seconds"), and so
+    are words the question already says ("12 months service" for "... to be in service?"). A
+    term of a script written without spaces is covered when each of its characters is."""
+    rest = got
+    for lang in dict.fromkeys((language, "en")):
+        for value in find_values(rest, lang):
+            rest = rest.replace(value.text, " ")
+    said = key_terms(reference) | key_terms(question)
+    chars = set(CJK_CHAR.findall(reference + question))
+    extra = sorted(t for t in key_terms(rest) if not t.isdigit() and t not in said
+                   and not (CJK_CHAR.search(t) and set(CJK_CHAR.findall(t)) <= chars))
+    if not extra:
+        return None
+    return (f"the reader answered {got!r}, more than the reference ({', '.join(extra)}): "
+            "the question asks for more than its answer")
 
 
 @dataclass
