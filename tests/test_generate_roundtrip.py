@@ -82,6 +82,8 @@ def test_says_more_reads_values_the_question_and_scripts_without_spaces():
         "the reader answered '600 euros HT', more than the reference (ht): the question asks "
         "for more than its answer")
     assert says_more("600 euros", "600 euros HT", "Combien coûte une journée HT ?", "fr") is None
+    # the currency's code after its symbol is the value's own unit, no more than it
+    assert says_more("$1,000", "$1,000 USD", "What may be spent on gifts?", "en") is None
     assert says_more("3 semaines", "de quelques jours à 3 semaines",
                      "Combien de temps prend un bon de commande ?", "fr") is not None
     assert says_more("York", "New York", "Where is the company based?", "en") is not None

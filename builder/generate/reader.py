@@ -56,14 +56,15 @@ def says_more(reference: str, got: str, question: str, language: str) -> str | N
     "deflate", "New York" for "York", "600 euros HT" for "600 euros" when the question does not
     say HT, "de quelques jours à 3 semaines" for "3 semaines") means the question asks for more
     than the answer code chose: the reference is half of what a reader finds. Values are
-    compared by `states_reference` and left out here ("five seconds" is "5 seconds"), and so
-    are words the question already says ("12 months service" for "... to be in service?"). A
+    compared by `states_reference` and left out here ("five seconds" is "5 seconds", "$1,000
+    USD" is "$1,000"), and so are words the question already says ("12 months service" for "... to be in service?"). A
     term of a script written without spaces is covered when each of its characters is."""
-    rest = got
+    rest, units = got, set()
     for lang in dict.fromkeys((language, "en")):
         for value in find_values(rest, lang):
             rest = rest.replace(value.text, " ")
-    said = key_terms(reference) | key_terms(question)
+            units.add(str(value.unit or "").casefold())
+    said = key_terms(reference) | key_terms(question) | units
     chars = set(CJK_CHAR.findall(reference + question))
     extra = sorted(t for t in key_terms(rest) if not t.isdigit() and t not in said
                    and not (CJK_CHAR.search(t) and set(CJK_CHAR.findall(t)) <= chars))
