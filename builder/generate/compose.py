@@ -758,9 +758,8 @@ async def compose_from_verified(ctx: RunContext, kb: KnowledgeIndex, spans: list
     swap. Places no limit is left for go to comparatives of pairs not compared yet (no call),
     then, where the plan has the kind (not with a local model), to ambiguous items of alike
     questions (one call each): a reference of names has few limits and many questions asked
-    alike. Only at those points,
-    so that the passes before plan what an interrupted and resumed run plans (a threshold
-    counted early takes a difference's place)."""
+    alike. Only at those points, so that the passes before plan what an interrupted and resumed
+    run plans (a threshold counted early takes a difference's place)."""
     parts = parts_of(ctx, spans)
     if len(parts) < 1:
         return
@@ -806,8 +805,8 @@ async def compose_from_verified(ctx: RunContext, kb: KnowledgeIndex, spans: list
     if fill:
         take("reasoning", thresholds, cap + len(thresholds))
         # places no threshold was left for: a comparative of a pair not compared yet (no
-        # call either), then an ambiguous item from two alike questions (one call), the one
-        # other kind a knowledge base of names and few values gives
+        # call either), then, where the plan has ambiguous items, one from two alike questions
+        # (one call), the one other kind a knowledge base of names and few values gives
         want["comparative"], want["reasoning"] = want["reasoning"], 0
         take("comparative", pairs, cap + len(pairs))
         if plan.get("ambiguous"):  # not where the plan left the kind out (a local model)

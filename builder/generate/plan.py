@@ -135,9 +135,8 @@ def for_generator(plan: dict[str, int], *, local: bool, mix: dict[str, float] | 
                 plan[heir] = plan.get(heir, 0) + 1
                 if heir not in given:
                     given.append(heir)
-        if gone:
-            places = turn
+        if gone:  # `turn`: how many places were handed on
             notes.append(f"{', '.join(gone)}: {why}; {'its' if len(gone) == 1 else 'their'} "
-                         f"{places} place(s) go to {' and '.join(given)}")
+                         f"{turn} place(s) go to {' and '.join(given)}")
     order = {t: i for i, t in enumerate(TYPES)}
     return dict(sorted(plan.items(), key=lambda kv: order[kv[0]])), notes

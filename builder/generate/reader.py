@@ -6,8 +6,8 @@ answer; the reader is that second answer. Code, not the model, decides what the 
 it must be words of a sentence it was shown (`ask`: the sentence it named first, then the
 others), and it must state the reference -- the same numbers and no other (two values where
 one was asked is a vague question), or most of the reference's terms for a name
-(`states_reference`). The round trip (roundtrip.py) and the compositions (compose.py) both ask
-it.
+(`states_reference`) -- and, in the round trip, say no more than it (`says_more`). The round
+trip (roundtrip.py) and the compositions (compose.py) both ask it.
 """
 
 from __future__ import annotations
@@ -57,13 +57,15 @@ def says_more(reference: str, got: str, question: str, language: str) -> str | N
     say HT, "de quelques jours à 3 semaines" for "3 semaines") means the question asks for more
     than the answer code chose: the reference is half of what a reader finds. Values are
     compared by `states_reference` and left out here ("five seconds" is "5 seconds", "$1,000
-    USD" is "$1,000"), and so are words the question already says ("12 months service" for "... to be in service?"). A
-    term of a script written without spaces is covered when each of its characters is."""
+    USD" is "$1,000"), and so are words the question already says ("12 months service" for
+    "... to be in service?"). A term of a script written without spaces is covered when each
+    of its characters is."""
     rest, units = got, set()
     for lang in dict.fromkeys((language, "en")):
         for value in find_values(rest, lang):
             rest = rest.replace(value.text, " ")
-            units.add(str(value.unit or "").casefold())
+            if value.unit:
+                units.add(str(value.unit).casefold())
     said = key_terms(reference) | key_terms(question) | units
     chars = set(CJK_CHAR.findall(reference + question))
     extra = sorted(t for t in key_terms(rest) if not t.isdigit() and t not in said
