@@ -45,3 +45,15 @@ class ScriptedLLM:
 
     def model_for(self, role: str = "generator", stage: str | None = None) -> str:
         return self.model
+
+
+def scripted_reader(answer: str, named: int = 1):
+    """A run context whose every call is the reader replying `answer` from sentence `named`:
+    what `reader.ask` and `roundtrip.round_trip` need of a context, and nothing more."""
+    from types import SimpleNamespace
+
+    from builder.generate.models import ReaderReply
+
+    async def call(name, variables, output, role=None):
+        return SimpleNamespace(ok=True, value=ReaderReply(sentence=named, answer=answer))
+    return SimpleNamespace(call=call)

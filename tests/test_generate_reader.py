@@ -6,6 +6,8 @@ from __future__ import annotations
 from builder.generate.knowledge import KnowledgeIndex, score_sentences
 from builder.generate.rivals import rival, statement_rival, telling_words
 
+from tests.fakes import scripted_reader
+
 PLANS = {"id": "p", "document_id": "plans.md", "language": "en", "seq": 0,
          "text": "# Sync plans\n\n## Standard\n\nFiles of up to 5 MB each are synced to every device.\n\n"
                  "## Plus\n\nFiles of up to 200 MB each are synced to every device.\n"}
@@ -64,9 +66,6 @@ def test_a_statement_with_a_close_rival_must_be_asked_with_the_word_that_tells_t
 
 def test_a_value_the_reader_restates_in_english_is_grounded_by_its_value_in_the_named_sentence():
     import asyncio
-    from types import SimpleNamespace
-
-    from builder.generate.models import ReaderReply
     from builder.generate.reader import ask
 
     sentences = [{"text": "Support: réponse sous deux jours.",
@@ -74,24 +73,21 @@ def test_a_value_the_reader_restates_in_english_is_grounded_by_its_value_in_the_
                  {"text": "Factures: payées sous 30 jours.",
                   "sentence": "Les factures sont payées sous 30 jours après réception."}]
 
-    def reader(answer: str, named: int):
-        async def call(name, variables, output, role=None):
-            return SimpleNamespace(ok=True, value=ReaderReply(sentence=named, answer=answer))
-        return SimpleNamespace(call=call)
-
-    got = asyncio.run(ask(reader("30 days", 2), "Sous quel délai les factures sont-elles payées ?",
+    got = asyncio.run(ask(scripted_reader("30 days", 2),
+                          "Sous quel délai les factures sont-elles payées ?",
                           sentences, "fr"))
     assert (got.answer, got.grounded) == ("30 jours", True)
     # a value the named sentence does not hold, or a whole phrase, stays ungrounded
-    assert not asyncio.run(ask(reader("45 days", 2), "?", sentences, "fr")).grounded
-    assert not asyncio.run(ask(reader("30 days for all invoices sent by mail", 2), "?", sentences,
-                               "fr")).grounded
+    assert not asyncio.run(ask(scripted_reader("45 days", 2), "?", sentences, "fr")).grounded
+    assert not asyncio.run(ask(scripted_reader("30 days for all invoices sent by mail", 2), "?",
+                               sentences, "fr")).grounded
     # not named: the one sentence shown that holds the value; two that hold it: none
-    got = asyncio.run(ask(reader("30 days", 0), "?", sentences, "fr"))
+    got = asyncio.run(ask(scripted_reader("30 days", 0), "?", sentences, "fr"))
     assert (got.answer, got.sentence) == ("30 jours", sentences[1]["sentence"])
     twice = sentences + [{"text": "x", "sentence": "Les avoirs sont remboursés sous 30 jours."}]
-    assert not asyncio.run(ask(reader("30 days", 0), "?", twice, "fr")).grounded
-    assert asyncio.run(ask(reader("30 days", 3), "?", twice, "fr")).sentence == twice[2]["sentence"]
+    assert not asyncio.run(ask(scripted_reader("30 days", 0), "?", twice, "fr")).grounded
+    third = asyncio.run(ask(scripted_reader("30 days", 3), "?", twice, "fr"))
+    assert third.sentence == twice[2]["sentence"]
 
 
 def test_months_and_a_magnitude_stated_twice_are_restated_values_too():
@@ -99,9 +95,6 @@ def test_months_and_a_magnitude_stated_twice_are_restated_values_too():
     reading is tried on its own. "112 jours ... soit 16 semaines" states one magnitude twice:
     the words with the answer's number are the ones it restates."""
     import asyncio
-    from types import SimpleNamespace
-
-    from builder.generate.models import ReaderReply
     from builder.generate.reader import ask
 
     leave = ("Vous avez droit au même congé que les salariés : 112 jours, répartis en 6 semaines "
@@ -110,13 +103,8 @@ def test_months_and_a_magnitude_stated_twice_are_restated_values_too():
                   "sentence": "Le sponsor revoit la Startup 6 mois après son lancement."},
                  {"text": f"Maternité: {leave}", "sentence": leave}]
 
-    def reader(answer: str, named: int):
-        async def call(name, variables, output, role=None):
-            return SimpleNamespace(ok=True, value=ReaderReply(sentence=named, answer=answer))
-        return SimpleNamespace(call=call)
-
     def read(answer: str, named: int):
-        got = asyncio.run(ask(reader(answer, named), "?", sentences, "fr"))
+        got = asyncio.run(ask(scripted_reader(answer, named), "?", sentences, "fr"))
         return got.answer if got.grounded else None
 
     assert read("6 months", 1) == "6 mois"

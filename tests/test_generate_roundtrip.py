@@ -5,6 +5,8 @@ from __future__ import annotations
 from builder.generate.knowledge import KnowledgeIndex
 from builder.generate.roundtrip import retrieve
 
+from tests.fakes import scripted_reader
+
 LEAVE = ("Employees may carry over up to five days of annual leave into the next year. "
          "Requests to carry over leave go to the line manager before December.")
 PARENTAL = ("Parental leave lasts up to eighteen weeks for each child. Employees ask for "
@@ -48,22 +50,15 @@ def test_a_reader_answer_of_more_than_the_reference_fails_the_round_trip():
     sentence, answers "gzip and deflate": the question asks for more than its answer. Words
     the question says, and values written another way, are no more."""
     import asyncio
-    from types import SimpleNamespace
 
-    from builder.generate.models import ReaderReply
     from builder.generate.roundtrip import round_trip
 
     text = ("Responses compressed with gzip and deflate are decoded automatically. "
             "Requests time out after five seconds of network inactivity.")
     kb = _kb(text, LEAVE, TRAINING)
 
-    def reader(answer: str):
-        async def call(name, variables, output, role=None):
-            return SimpleNamespace(ok=True, value=ReaderReply(sentence=1, answer=answer))
-        return SimpleNamespace(call=call)
-
     def read(question: str, reference: str, answer: str):
-        return asyncio.run(round_trip(reader(answer), question, reference, "c0", "en", kb))
+        return asyncio.run(round_trip(scripted_reader(answer), question, reference, "c0", "en", kb))
 
     more = read("Which response encodings are decoded automatically?", "deflate", "gzip and deflate")
     assert more.problem == ("the reader answered 'gzip and deflate', more than the reference "
