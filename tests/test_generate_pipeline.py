@@ -288,9 +288,9 @@ def test_beyond_n_only_the_halves_of_harder_items_are_asked(kb_store, monkeypatc
     asked = []
     real = pipeline.write_questions
 
-    async def spy(ctx, kb, spans, precheck=None, partners=None, examples=None):
+    async def spy(ctx, kb, spans, precheck=None, partners=None):
         asked.append((len(pipeline.verified(ctx)), [s.bundled for s in spans]))
-        await real(ctx, kb, spans, precheck, partners, examples)
+        await real(ctx, kb, spans, precheck, partners)
 
     monkeypatch.setattr(pipeline, "write_questions", spy)
     # harder items can never be composed here (every composing call fails, and no threshold,
@@ -316,10 +316,10 @@ def test_once_n_is_verified_thresholds_fill_the_harder_places_before_more_parts_
     asked = []
     real = pipeline.write_questions
 
-    async def spy(ctx, kb, spans, precheck=None, partners=None, examples=None):
+    async def spy(ctx, kb, spans, precheck=None, partners=None):
         pool = load_candidates(ctx.store)
         asked.append((len(pipeline.verified(ctx, pool)), sum(map(is_threshold, pool))))
-        await real(ctx, kb, spans, precheck, partners, examples)
+        await real(ctx, kb, spans, precheck, partners)
 
     monkeypatch.setattr(pipeline, "write_questions", spy)
     llm = ScriptedLLM(with_overrides(**{name: lambda v: {} for name in compose.PROMPTS.values()}))
@@ -404,19 +404,20 @@ def test_a_retry_that_offers_the_failed_wording_again_stores_nothing_new(kb_stor
     assert len(calls) == 2  # the retry is done, in the ledger
 
 
-def test_a_later_wave_is_shown_the_runs_most_alike_verified_item_of_its_sort(kb_store):
-    """The worked example a span is shown is a verified question of this run (not the prompt's
-    fixed one), about another sentence, of the same sort of answer (a value for a value, a
-    name for a name) when the run has one."""
-    llm = ScriptedLLM(ideal)
+def test_a_span_asked_the_first_time_is_shown_no_question_of_the_run(kb_store):
+    """Only the prompt's fixed example: a verified question of the run shown beside a span was
+    offered back as a wording (10% to 38% of such spans on the development runs), and the same
+    spans asked without it passed more often. A stranded half asked again is still shown its
+    partner's question, and only then."""
+    llm = ScriptedLLM(with_overrides(question=_fails_first_unless_shown_a_partner("$19 per year", [])))
     run(kb_store, llm)
-    passed = {c["question"]: c for c in verified(kb_store) if c["type"] == "single_hop"}
-    shown = [v for name, v, _ in llm.calls if name == "question" and v["partner"]]
-    assert shown  # later waves are shown one
-    for v in shown:
-        question = v["partner"].split("Question: ", 1)[1].splitlines()[0]
-        example = passed[question]
-        assert example["evidence"][0]["quote"] not in v["before"] + v["answer"] + v["after"]
-        sorts = {bool(find_values(c["answer"], "en")) for c in passed.values()}
-        if len(sorts) == 2:
-            assert bool(find_values(example["answer"], "en")) == bool(find_values(v["answer"], "en"))
+    asked = [(v["before"] + v["answer"] + v["after"], v["partner"])
+             for name, v, _ in llm.calls if name == "question"]
+    assert len(asked) > 8  # several waves
+    first_time: set[str] = set()
+    for passage, partner in asked:
+        if passage not in first_time:
+            assert not partner, passage
+            first_time.add(passage)
+    assert [p for p, partner in asked if partner] == [
+        p for p, _ in asked if "$19 per year" in p][1:]  # the retried half, once

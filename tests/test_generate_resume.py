@@ -135,26 +135,14 @@ def test_a_span_whose_call_failed_in_an_early_wave_is_asked_next_run(kb_store):
                       for name, v, _ in again.calls if name == "question"]
 
 
-def test_a_wave_cut_short_is_finished_with_the_examples_it_was_planned_with(clean, kb_store):
-    """A wave's worked examples (the run's verified items most like each span) are fixed when the
-    wave is planned and kept in its ledger row: finished after a crash, when more items are
-    verified than at planning time, its spans are asked exactly as an uninterrupted run asked."""
+def test_a_later_wave_cut_short_is_finished_as_the_same_wave(clean, kb_store):
+    """A crash on one of the last question calls (a later wave, after items were verified and
+    composed): the resumed run finishes that wave first and ends as an uninterrupted run did."""
     expected, clean_calls = clean
-    store = kb_store
-    shown: list[tuple[str, str]] = []
-
-    def crash_on_first_example(name, v, role):
-        if name == "question" and v["partner"]:
-            shown.append((v["answer"], v["partner"]))
-            if len(shown) == 1:
-                return Boom("injected")
-        return ideal(name, v, role)
-
+    late = clean_calls["question"] - 1
     with pytest.raises(Boom):
-        run_generate(store, ScriptedLLM(crash_on_first_example), GenerateOptions(n=10))
-    second = ScriptedLLM(ideal)
-    run_generate(store, second, GenerateOptions(n=10))
-    assert snapshot(store) == expected
-    resumed = [(v["answer"], v["partner"]) for n, v, _ in second.calls
-               if n == "question" and v["answer"] == shown[0][0]]
-    assert resumed[:1] == shown[:1]
+        run_generate(kb_store, ScriptedLLM(failing_at("question", late, Boom("injected"))),
+                     GenerateOptions(n=10))
+    assert kb_store.query("SELECT count(*) AS n FROM candidates WHERE verdict = 'passed'")[0]["n"]
+    run_generate(kb_store, ScriptedLLM(ideal), GenerateOptions(n=10))
+    assert snapshot(kb_store) == expected

@@ -9,8 +9,9 @@ comparison on the same spans, free of the run-to-run noise of a whole new run.
 For every span of the given kinds that RUN.db's question stage asked (partner retries left
 out), the writer is called with the change (`--kind-text KIND=TEXT` replaces the kind hint of
 the `Answer:` line; `--mask TEXT` shows TEXT instead of a name span's answer; `--kb-example`
-shows the run's verified item most like the span, chosen by `questions.examples_for` from every
-item the run verified, so an upper bound on what a run could show), the wording is
+shows the run's verified item most like the span, chosen by `examples_for` below from every
+item the run verified, so an upper bound on what a run could show; runs did this from a second
+wave on until 2026-12-06), the wording is
 chosen and read by the pipeline's own code (`questions._choose`, `roundtrip.round_trip`), and
 one line per span gives the run's question and verdict beside the new ones. The calls go to the
 embedded model through a copy of RUN.db (`--cache`, default OUT.jsonl's name + .db), so RUN.db
@@ -40,6 +41,36 @@ from builder.llm.setup import open_llm
 from builder.store import Store
 from builder.store import candidates as cstore
 from builder.store.documents import list_chunks
+from builder.text.values import find_values
+
+from builder.generate.answers import Span
+from builder.generate.candidate import kept_passed
+from builder.generate.terms import jaccard, key_terms
+
+
+def examples_for(ctx: RunContext, spans: list[Span]) -> dict[str, dict]:
+    """Span id -> the run's verified single-hop item whose evidence shares most content words
+    with the span's statement (of the same sort, a name for a name and a value for a value,
+    where there is one; never one from the span's own statement), shown in the question
+    prompt's worked-example slot. Ties go to the smallest candidate id."""
+    done = sorted((c for c in kept_passed(cstore.load_candidates(ctx.store))
+                   if c["type"] == "single_hop" and c.get("evidence")), key=lambda c: c["id"])
+    options = []  # (item, its evidence, whether its answer is a value, the evidence's terms)
+    for c in done:
+        quote = c["evidence"][0].get("quote", "")
+        if quote:
+            options.append((c, quote, bool(find_values(c["answer"], c.get("language") or "en")),
+                            key_terms(quote)))
+    out = {}
+    for span in spans:
+        terms = key_terms(span.statement)
+        others = [o for o in options if o[1] not in span.statement and span.statement not in o[1]]
+        same = [o for o in others if o[2] == (span.kind != "name")]
+        best = max(same or others, default=None, key=lambda o: jaccard(terms, o[3]))
+        if best:
+            c = best[0]
+            out[span.id] = {"passage": best[1], "answer": c["answer"], "question": c["question"]}
+    return out
 
 
 def asked_spans(db: Path, kinds: set[str]):
@@ -83,7 +114,7 @@ async def replay(db: Path, out: Path, cache: Path, kinds: set[str], kind_text: d
             out.open("w") as f:
         ctx = RunContext.create(store, llm, GenerateOptions(n=1))
         # the product's own choice, over every item the run verified (the copy holds them)
-        examples = questions.examples_for(ctx, [s for _, s in todo]) if kb_example else {}
+        examples = examples_for(ctx, [s for _, s in todo]) if kb_example else {}
         for cand, span in todo:
             mention = questions.mention_for(span, kb)
             res = await ctx.call("question", write_vars(span, mention, examples.get(span.id)),

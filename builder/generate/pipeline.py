@@ -35,7 +35,7 @@ from builder.generate.context import RunContext
 from builder.generate.form import question_problems
 from builder.generate.knowledge import MAX_SENTENCES, KnowledgeIndex
 from builder.generate.models import ReaderReply, WrittenQuestions
-from builder.generate.questions import STAGE_QUESTION, examples_for, question_vars, write_questions
+from builder.generate.questions import STAGE_QUESTION, question_vars, write_questions
 from builder.generate.rivals import statement_rival
 from builder.generate.roundtrip import read_pending, retrieve, round_trip
 from builder.generate.spans import plan_spans
@@ -158,9 +158,7 @@ async def run_waves(ctx: RunContext, chunks: list[dict], titles: dict[str, str],
     unfinished = [by_id[sid] for w in waves for sid in w.get("spans", [])
                   if sid not in asked and sid in by_id]
     if unfinished:
-        # with the examples the wave was planned with: the same prompts as uninterrupted
-        examples = {sid: ex for w in waves for sid, ex in (w.get("examples") or {}).items()}
-        await write_questions(ctx, kb, unfinished, precheck=_precheck(kb), examples=examples)
+        await write_questions(ctx, kb, unfinished, precheck=_precheck(kb))
     await read_pending(ctx, kb, on_verified)
     await _retry_stranded(ctx, kb, spans, plan, on_verified)
     await compose.compose_from_verified(ctx, kb, spans, plan, on_verified)
@@ -203,15 +201,11 @@ async def run_waves(ctx: RunContext, chunks: list[dict], titles: dict[str, str],
         todo = [s for s in todo if s.id not in asked_now]
         if not batch:
             continue
-        # the examples are fixed when the wave is planned and kept in its ledger row: a wave
-        # finished after an interruption, or over batch passes, asks with the same ones
-        examples = examples_for(ctx, batch)
         cstore.record_candidates(ctx.store, [], stage=STAGE_WAVE,
                                  key=stable_id(STAGE_WAVE, index, [s.id for s in batch]),
-                                 info={"index": index, "spans": [s.id for s in batch],
-                                       "examples": examples})
+                                 info={"index": index, "spans": [s.id for s in batch]})
         index += 1
-        await write_questions(ctx, kb, batch, precheck=_precheck(kb), examples=examples)
+        await write_questions(ctx, kb, batch, precheck=_precheck(kb))
         await read_pending(ctx, kb, on_verified)
         await _retry_stranded(ctx, kb, spans, plan, on_verified)
         await compose.compose_from_verified(ctx, kb, spans, plan, on_verified)

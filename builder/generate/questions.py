@@ -5,8 +5,14 @@ given; code then checks the question's form (form.py). A span whose statement ha
 (rivals.telling_words) must have its question name what tells it from them. Each candidate is
 stored `pending` (the round trip reads it next) or `failed` with the form's reasons, in one
 transaction with its ledger row; a failed call stores nothing and is asked again next run.
-From the second wave on, a span is shown the run's verified question most like it as its
-example (`examples_for`): the knowledge base's own way of asking, in its language.
+
+A span asked for the first time is shown the prompt's fixed worked example only. Until
+2026-12-06 later waves were also shown the run's verified question most like the span (the
+knowledge base's own way of asking); the writer offered that question back as one of its
+wordings for 10% to 38% of such spans on the development runs, and asked again without it
+(bench/quality/replay_writer.py, the same spans) the same spans passed more often with the same
+share right: see docs/generation-and-quality.md. A stranded half of a pair is still shown its
+partner's question (`partners`): there, asking alike is the point.
 """
 
 from __future__ import annotations
@@ -15,16 +21,14 @@ from collections.abc import Callable
 
 from builder.store import candidates as cstore
 from builder.text.language import language_name
-from builder.text.values import find_values
 
 from builder.generate.answers import Span
-from builder.generate.candidate import clean_question, kept_passed, make_candidate, stable_id
+from builder.generate.candidate import clean_question, make_candidate, stable_id
 from builder.generate.context import RunContext, run_units
 from builder.generate.form import question_problems
 from builder.generate.knowledge import KnowledgeIndex
 from builder.generate.models import WrittenQuestions
 from builder.generate.rivals import telling_words
-from builder.generate.terms import jaccard, key_terms
 
 # How the question writer is told what kind of answer to ask for (the prompt is in English).
 KIND_NAMES = {"amount": "an amount of money", "percent": "a percentage", "duration": "a duration",
@@ -43,39 +47,9 @@ def _prompts(ctx: RunContext, *names: str) -> dict[str, str]:
 Precheck = Callable[[str, str, str, str], "tuple[str | None, int | None]"]
 
 
-def examples_for(ctx: RunContext, spans: list[Span]) -> dict[str, dict]:
-    """Span id -> the run's verified single-hop item whose evidence shares most content words
-    with the span's statement (of the same sort, a name for a name and a value for a value,
-    where there is one; never one from the span's own statement), shown in the question
-    prompt's worked-example slot. The fixed example is another company's English; this one is
-    the knowledge base's own way of asking, in its language, about a passage like this one. On
-    the development runs (stop 52) the 1.5B writer's verified items were right more often with
-    it (a handbook: 18 of 25 right against 13 of 25; a French guide: 6 of 20 against 5 of 22).
-    Ties go to the smallest candidate id, so the choice is the same live or batched."""
-    done = sorted((c for c in kept_passed(cstore.load_candidates(ctx.store))
-                   if c["type"] == "single_hop" and c.get("evidence")), key=lambda c: c["id"])
-    options = []  # (item, its evidence, whether its answer is a value, the evidence's terms)
-    for c in done:
-        quote = c["evidence"][0].get("quote", "")
-        if quote:
-            options.append((c, quote, bool(find_values(c["answer"], c.get("language") or "en")),
-                            key_terms(quote)))
-    out = {}
-    for span in spans:
-        terms = key_terms(span.statement)
-        others = [o for o in options if o[1] not in span.statement and span.statement not in o[1]]
-        same = [o for o in others if o[2] == (span.kind != "name")]
-        best = max(same or others, default=None, key=lambda o: jaccard(terms, o[3]))
-        if best:
-            c = best[0]
-            out[span.id] = {"passage": best[1], "answer": c["answer"], "question": c["question"]}
-    return out
-
-
 async def write_questions(ctx: RunContext, kb: KnowledgeIndex, spans: list[Span],
                           precheck: Precheck | None = None,
-                          partners: dict[str, dict] | None = None,
-                          examples: dict[str, dict] | None = None) -> None:
+                          partners: dict[str, dict] | None = None) -> None:
     """One question call per span; the candidate is stored pending, or failed by the code checks
     (with the ledger row, in one transaction). A failed call stores nothing: asked again next run.
 
@@ -98,19 +72,15 @@ async def write_questions(ctx: RunContext, kb: KnowledgeIndex, spans: list[Span]
 
     async def one(span: Span) -> None:
         partner = partners.get(span.id)
-        example = None if partner else (examples or {}).get(span.id)
         key = stable_id(STAGE_QUESTION, span.id, ctx.prompts["question"].version,
-                        *([partner["question"]] if partner else []),
-                        *(["example", example["question"]] if example else []))
+                        *([partner["question"]] if partner else []))
         if key in done:
             return
         mention = mention_for(span, kb)
-        res = await ctx.call("question", question_vars(span, mention, partner or example),
-                             WrittenQuestions)
+        res = await ctx.call("question", question_vars(span, mention, partner), WrittenQuestions)
         if not res.ok:
             return
-        info = {"span": span.id, **({"partner": partner["question"]} if partner else {}),
-                **({"example": example["question"]} if example else {})}
+        info = {"span": span.id, **({"partner": partner["question"]} if partner else {})}
         wordings = [q for q in res.value.questions
                     if not partner or (span.fact["id"], clean_question(q)) not in tried]
         if not wordings:  # the same wordings again: nothing new to read
