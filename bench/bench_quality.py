@@ -58,6 +58,19 @@ CLASSES = {
 }
 
 
+def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float] | None:
+    """The Wilson score interval (95%) of a proportion k/n. A run verifies 15-25 items, so
+    one run's precision is known to about +-0.2: the same code on two machines of one kind
+    read 17 of 25 and 10 of 25 right on the development handbook (2026-12-06), and targets
+    and comparisons must be read against this interval, not the point figure."""
+    if n <= 0:
+        return None
+    p = k / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * ((p * (1 - p) / n + z * z / (4 * n * n)) ** 0.5) / (1 + z * z / n)
+    return round(max(0.0, centre - half), 3), round(min(1.0, centre + half), 3)
+
+
 def kb_dir(name: str, root: Path) -> Path:
     if Path(name).is_dir():
         return Path(name)
@@ -222,6 +235,7 @@ def main() -> None:
         "yield": round(n_v / len(generated), 3) if generated else None,
         "read": n_v - len(unread), "correct": len(correct), "unread": len(unread),
         "precision": round(len(correct) / n_v, 3) if n_v and not unread else None,
+        "precision_interval": wilson(len(correct), n_v) if n_v and not unread else None,
         "precision_bounds": [round(len(correct) / n_v, 3) if n_v else None,
                              round((len(correct) + len(unread)) / n_v, 3) if n_v else None],
         "calls": len(run["calls"]), "seconds": round(seconds, 1) if seconds else None,
@@ -258,7 +272,9 @@ def main() -> None:
               f"{fig['precision_bounds'][0]} and {fig['precision_bounds'][1]} "
               f"({len(unread)} unread: --unread lists them)")
     else:
-        print(f"  precision {fig['precision']} ({len(correct)} of {n_v} correct)")
+        lo, hi = fig["precision_interval"] or (None, None)
+        print(f"  precision {fig['precision']} ({len(correct)} of {n_v} correct; "
+              f"95% interval {lo}-{hi})")
     print(f"  verified types {fig['verified_types']}, correct {fig['correct_types']}, "
           f"difficulty {fig['verified_difficulty']}")
     print(f"  failure classes {fig['failure_classes']}")
