@@ -12,7 +12,6 @@ from builder.generate.difficulty import level
 from builder.generate.models import GenerateOptions
 from builder.generate.runner import run_generate
 from builder.store.candidates import load_candidates
-from builder.text.values import find_values
 
 from tests.fakes import ScriptedLLM
 from tests.support.scripted_kb import ideal, with_overrides
