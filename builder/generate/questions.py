@@ -6,11 +6,11 @@ given; code then checks the question's form (form.py). A span whose statement ha
 stored `pending` (the round trip reads it next) or `failed` with the form's reasons, in one
 transaction with its ledger row; a failed call stores nothing and is asked again next run.
 
-A span asked for the first time is shown the prompt's fixed worked example only. For most of
-2026-12-06 later waves were also shown the run's verified question most like the span (the
-knowledge base's own way of asking); the writer offered that question back as one of its
-wordings for 10% to 38% of such spans on the development runs, and the same spans asked again
-without it (bench/quality/replay_writer.py) passed 80 times against 64, 48 of them right
+A span asked for the first time is shown the prompt's fixed worked example only. Until the
+evening of 2026-12-06 later waves were also shown the run's verified question most like the
+span (the knowledge base's own way of asking); the writer offered that question back as one of
+its wordings for 10% to 38% of such spans on the development runs, and the same spans asked
+again without it (bench/quality/replay_writer.py) passed 80 times against 64, 48 of them right
 against 33: see docs/generation-and-quality.md. A stranded half of a pair is still shown its
 partner's question (`partners`): there, asking alike is the point.
 """
