@@ -346,7 +346,7 @@ def test_a_duplicate_does_not_count_towards_n_before_the_dedup_pass(monkeypatch)
 
 def _fails_first_unless_shown_a_partner(answer: str, asked: list):
     """The ideal writer, except that the span answering `answer` gets a leaky question the first
-    time it is asked (shown an example from the run or not)."""
+    time it is asked; `asked` records the partner slot of each of its calls."""
     def question(v):
         if v["answer"] != answer:
             return ideal("question", v, "generator")
