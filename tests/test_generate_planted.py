@@ -95,6 +95,7 @@ def test_a_comparative_is_written_by_code_from_its_parts_questions(parts):
                                "Which of the two values is higher?")
     assert row["answer"] == "25 days > 5 days"
     assert row["parent_id"] == carry.cand["id"] and row["generator_model"] == "code"
+    assert row["part_ids"] == [carry.cand["id"], holiday.cand["id"]]  # every part, in order
     assert row["fact_ids"] == carry.cand["fact_ids"] + holiday.cand["fact_ids"]
     assert "compare_greater.md" in row["prompts"] and ctx.llm.calls == []
 

@@ -140,6 +140,39 @@ def test_bulk_over_filter_and_undo_as_one_step(store):
     assert review_queue.count_candidates(store, CandidateFilter(status="accepted")) == 0
 
 
+def test_items_built_on_a_rejected_part_are_listed_and_settled_by_one_bulk_reject(store):
+    """A harder item names its parts (part_ids); rejecting a part puts every item built on it
+    under `parts="rejected"`, and the item's detail shows each part's status. An accepted or
+    pending part, a part id no longer stored, or a broken part_ids value lists nothing."""
+    chunks = add_documents(store)
+    add_candidates(store, 3, chunk_ids=chunks)                      # c0, c1, c2: single-hop parts
+    add_candidates(store, 1, start=3, chunk_ids=chunks, type="comparative",
+                   part_ids=json.dumps(["c000000", "c000001"]))
+    add_candidates(store, 1, start=4, chunk_ids=chunks, type="reasoning",
+                   part_ids=json.dumps(["c000002", "gone"]))
+    add_candidates(store, 1, start=5, chunk_ids=chunks, type="reasoning", part_ids="not json")
+    built_on_rejected = CandidateFilter(parts="rejected")
+    assert review_queue.count_candidates(store, built_on_rejected) == 0
+    review_log.record_decision(store, "c000000", "ann", "accept")
+    review_log.record_decision(store, "c000002", "ann", "skip")
+    assert review_queue.count_candidates(store, built_on_rejected) == 0
+    review_log.record_decision(store, "c000001", "ann", "reject", reason="not_grounded")
+    assert [r["id"] for r in review_queue.page_candidates(store, built_on_rejected, 0, 10)] == [
+        "c000003"]
+    assert "built on a rejected part" in built_on_rejected.describe()
+    detail = review_queue.get_candidate(store, "c000003")
+    assert [(p["id"], p["status"]) for p in detail["parts"]] == [
+        ("c000000", "accepted"), ("c000001", "rejected")]
+    assert detail["parts"][1]["question"] == "Question 1?"
+    assert [(p["id"], p["status"]) for p in review_queue.get_candidate(store, "c000004")[
+        "parts"]] == [("c000002", "skipped"), ("gone", None)]
+    assert review_queue.get_candidate(store, "c000000")["parts"] == []
+    _, n = review_log.bulk_decide(store, built_on_rejected, "ann", "reject",
+                                  reason="not_grounded")
+    assert n == 1 and cand(store, "c000003")["status"] == "rejected"
+    assert cand(store, "c000004")["status"] == "pending"
+
+
 def test_default_filter_is_queue_pending_first_passed_no_duplicates(store):
     chunks = add_documents(store)
     add_candidates(store, 6, chunk_ids=chunks)

@@ -46,6 +46,15 @@ async def settle(app, pilot):
     await pilot.pause()
 
 
+async def filter_by(app, pilot, field: str, value: str) -> None:
+    """Open the filter dialog (f), set one field, apply it (ctrl+s)."""
+    await pilot.press("f")
+    assert isinstance(app.screen, FilterScreen)
+    app.screen.query_one(f"#f-{field}").value = value
+    await pilot.press("ctrl+s")
+    await settle(app, pilot)
+
+
 def screen_text(app) -> str:
     """What is on screen, as plain text lines (from the SVG screenshot)."""
     return "\n".join(screen_text_lines(app))
@@ -135,11 +144,7 @@ async def test_filter_search_and_sort(db):
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)  # the first item opens once its lease is taken
         screen = app.screen
-        await pilot.press("f")
-        assert isinstance(app.screen, FilterScreen)
-        app.screen.query_one("#f-type").value = "temporal"
-        await pilot.press("ctrl+s")
-        await settle(app, pilot)
+        await filter_by(app, pilot, "type", "temporal")
         assert screen.filter.type == "temporal" and screen.list.count == 6
         assert screen.current["type"] == "temporal"
         await pilot.press("x")  # back to the queue
@@ -150,6 +155,33 @@ async def test_filter_search_and_sort(db):
         await pilot.press("escape", "x", "o", "o")  # sort: queue -> oldest -> newest
         await settle(app, pilot)
         assert screen.filter.sort == "newest" and screen.current_id == "c000029"
+
+
+async def test_a_part_rejected_shows_on_its_harder_item_and_the_filter_lists_it(tmp_path):
+    """Reject a part with `r`: the comparative built on it says so in its detail pane ("Built
+    from", each part's status), and the filter's "parts" field lists it alone."""
+    path = tmp_path / "golden.db"
+    with Store(path) as s:
+        chunks = add_documents(s)
+        add_candidates(s, 3, chunk_ids=chunks, type="single_hop")
+        add_candidates(s, 1, start=3, chunk_ids=chunks, type="comparative",
+                       question="Question 0? Question 1? Which of the two values is higher?",
+                       part_ids=json.dumps(["c000000", "c000001"]))
+    app = ReviewApp(str(path), "ann")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        screen = app.screen
+        assert screen.current_id == "c000000"
+        await pilot.press("r", "1")  # reject the first part
+        await settle(app, pilot)
+        assert row(str(path), "c000000")["status"] == "rejected"
+        await filter_by(app, pilot, "parts", "rejected")
+        assert screen.filter.parts == "rejected" and screen.list.count == 1
+        assert screen.current_id == "c000003"
+        text = screen_text(app)
+        assert "built on a rejected part" in text  # the header names the filter
+        assert "Built from  a part was rejected: this item repeats it" in text
+        assert "✗ rejected Question 0?" in text and "pending    Question 1?" in text
 
 
 async def test_bulk_accept_behind_confirmation_and_undo_as_one(db):

@@ -5,6 +5,7 @@ intact."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from pathlib import Path
 
@@ -28,7 +29,7 @@ TABLES = {
                   "prompts verification verdict rejection_reasons duplicate_of status "
                   "edit_question edit_answer edit_type edit_difficulty reject_reason reject_note "
                   "reviewer reviewed_at created_at updated_at votes conflict adjudicated_by "
-                  "provenance edit_chunk_ids",
+                  "provenance edit_chunk_ids part_ids",
     "candidates_fts": "question answer edit_question edit_answer",
     "candidates_fts_config": "k v",
     "candidates_fts_data": "id block",
@@ -83,7 +84,8 @@ TRIGGERS = ["candidates_fts_ad", "candidates_fts_ai", "candidates_fts_au", "chun
 MIGRATIONS = ["m001_documents_and_chunks", "m002_generation_review_llm_runs",
               "m003_review_indexes", "m004_review_search_and_counts", "m005_fact_cells",
               "m006_review_team", "m007_production_logs", "m008_batch_requests",
-              "m009_judge_calibration", "m010_run_item_metrics"]
+              "m009_judge_calibration", "m010_run_item_metrics",
+              "m011_candidate_parts"]
 
 
 def schema(conn: sqlite3.Connection) -> tuple[dict, list, list]:
@@ -202,3 +204,32 @@ def test_new_and_older_files_alike_end_up_in_wal_with_synchronous_normal(tmp_pat
             assert store.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
             assert store.conn.execute("PRAGMA synchronous").fetchone()[0] == 1
             assert schema(store.conn) == (TABLES, INDEXES, TRIGGERS)
+
+
+def test_harder_items_composed_before_part_ids_get_the_parts_that_can_be_known(tmp_path):
+    """m011 gives an item composed by an earlier golden its first part (parent_id) and every
+    other verified single-hop item whose question it repeats word for word and whose statements
+    it holds; a single-hop item gets none, and a look-alike from another statement is no part."""
+    path = tmp_path / "old.db"
+    db = sqlite_utils.Database(path)
+    migrations.apply(db, stop_before="m011_candidate_parts")
+
+    def add(cid, ctype, question, facts, parent=None, verdict="passed"):
+        db.execute("INSERT INTO candidates (id, type, question, answer, chunk_ids, fact_ids,"
+                   " parent_id, verdict, created_at, updated_at)"
+                   " VALUES (?, ?, ?, 'a', '[]', ?, ?, ?, 't', 't')",
+                   [cid, ctype, question, json.dumps(facts), parent, verdict])
+    add("p1", "single_hop", "How long is the loan?", ["f1"])
+    add("p2", "single_hop", "How long is the renewal?", ["f2"])
+    add("p3", "single_hop", "How long is the renewal?", ["f9"])            # another statement
+    add("p4", "single_hop", "How long is the loan?", ["f1"], verdict="failed")
+    add("cmp", "comparative", "How long is the loan? How long is the renewal? Which is higher?",
+        ["f1", "f2"], parent="p1")
+    add("amb", "ambiguous", "How long is it?", ["f1", "f2"], parent="p2")
+    db.conn.commit()
+    db.close()
+    with Store(path) as store:
+        got = {r["id"]: r["part_ids"] for r in store.query("SELECT id, part_ids FROM candidates")}
+    assert json.loads(got["cmp"]) == ["p1", "p2"]
+    assert json.loads(got["amb"]) == ["p2"]
+    assert got["p1"] is None and got["p2"] is None

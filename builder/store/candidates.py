@@ -22,12 +22,12 @@ from builder.store.timeutil import utcnow
 
 FACT_JSON = ("entities", "dates", "cell")
 CANDIDATE_JSON = ("difficulty_signals", "chunk_ids", "hops", "evidence", "fact_ids", "prompts",
-                  "verification", "rejection_reasons")
+                  "verification", "rejection_reasons", "part_ids")
 CANDIDATE_COLUMNS = (
     "id", "type", "question", "answer", "language", "difficulty", "difficulty_signals",
     "chunk_ids", "hops", "evidence", "fact_ids", "seed_fact_id", "parent_id", "document_id",
     "generator_model", "prompts", "verification", "verdict", "rejection_reasons", "duplicate_of",
-    "created_at", "updated_at",
+    "part_ids", "created_at", "updated_at",
 )
 
 

@@ -43,7 +43,7 @@ BUSY_TIMEOUT_MS = 30_000
 SCHEMA = ("m001_documents_and_chunks", "m002_generation_review_llm_runs", "m003_review_indexes",
           "m004_review_search_and_counts", "m005_fact_cells", "m006_review_team",
           "m007_production_logs", "m008_batch_requests", "m009_judge_calibration",
-          "m010_run_item_metrics")
+          "m010_run_item_metrics", "m011_candidate_parts")
 """The names of builder/store/migrations.py's migrations, in order (a test keeps the two
 equal). A file that has applied exactly these is current: opening it then skips importing the
 migration machinery (sqlite-utils, which imports numpy when present: 0.1-0.3 s of every

@@ -583,6 +583,36 @@ def m010_run_item_metrics(db: Database) -> None:
     Runs saved before keep their per-row metrics, which read back as they did."""
     db.execute("ALTER TABLE runs ADD COLUMN item_metrics BLOB")
 
+
+@migrations()
+def m011_candidate_parts(db: Database) -> None:
+    """`candidates.part_ids` (JSON list): the verified items a harder item was built from, every
+    one of them (`parent_id` holds the first only). A composed item is wrong whenever one of its
+    parts is, so the review shows the parts' decisions beside it and can list the items built on
+    a rejected part. Items composed before keep what can be known for sure: their first part,
+    and any other single-hop item of theirs whose question they repeat word for word and whose
+    statements they hold (comparatives, differences and thresholds are written that way)."""
+    db.execute("ALTER TABLE candidates ADD COLUMN part_ids TEXT")
+    db.execute(
+        """
+        UPDATE candidates SET part_ids = (
+            SELECT json_group_array(id) FROM (
+                SELECT candidates.parent_id AS id, 0 AS k
+                UNION ALL
+                SELECT p.id, 1 FROM candidates p
+                WHERE p.type = 'single_hop' AND p.id != candidates.parent_id
+                  AND p.verdict = 'passed' AND p.duplicate_of IS NULL
+                  AND length(p.question) > 0
+                  AND instr(candidates.question, p.question) > 0
+                  AND json_valid(p.fact_ids) AND json_valid(candidates.fact_ids)
+                  AND json_array_length(p.fact_ids) > 0
+                  AND NOT EXISTS (SELECT 1 FROM json_each(p.fact_ids) f
+                                  WHERE f.value NOT IN (SELECT value FROM json_each(candidates.fact_ids)))
+                ORDER BY k, id))
+        WHERE type != 'single_hop' AND parent_id IS NOT NULL
+        """
+    )
+
 def known_migrations() -> list[str]:
     """Names of this golden's migrations, in order; their count is the schema version."""
     return [m.name for m in migrations._migrations]  # sqlite-utils keeps them in this list

@@ -44,7 +44,9 @@ class CandidateFilter:
 
     The default is the review queue: verdict passed, duplicates hidden, pending first.
     `conflict=True` is the adjudication queue (annotators disagree, no final decision yet);
-    `reviewer` keeps the candidates that annotator has decided (accept, reject or skip).
+    `reviewer` keeps the candidates that annotator has decided (accept, reject or skip);
+    `parts="rejected"` keeps the harder items built on a part a reviewer rejected (such an
+    item repeats its part's question or answer, so it is wrong too: one bulk reject settles them).
     """
 
     status: str | None = None
@@ -58,26 +60,29 @@ class CandidateFilter:
     duplicates: str = "exclude"
     text: str = ""
     sort: str = "queue"
+    parts: str | None = None
 
     def without_status(self) -> "CandidateFilter":
         return replace(self, status=None)
 
     def describe(self) -> str:
         """One line for the header, e.g. `verdict=passed · no duplicates · sort=queue`."""
-        parts = []
+        shown = []
         if self.conflict is not None:
-            parts.append("conflicts only" if self.conflict else "no conflicts")
+            shown.append("conflicts only" if self.conflict else "no conflicts")
         for name in ("status", "reviewer", "type", "difficulty", "tag", "document_id",
                      "verdict"):
             value = getattr(self, name)
             if value is not None:
-                parts.append(f"{name.replace('_id', '')}={value}")
-        parts.append({"exclude": "no duplicates", "include": "with duplicates",
+                shown.append(f"{name.replace('_id', '')}={value}")
+        if self.parts is not None:
+            shown.append(PART_FILTERS[self.parts])
+        shown.append({"exclude": "no duplicates", "include": "with duplicates",
                       "only": "duplicates only"}[self.duplicates])
         if self.text:
-            parts.append(f"search={self.text!r}")
-        parts.append(f"sort={self.sort}")
-        return " · ".join(parts)
+            shown.append(f"search={self.text!r}")
+        shown.append(f"sort={self.sort}")
+        return " · ".join(shown)
 
 
 
@@ -127,6 +132,10 @@ def where_clause(f: CandidateFilter, store: Store | None = None, *, rowid_cap: i
         clauses.append("EXISTS (SELECT 1 FROM review_votes v WHERE v.candidate_id = c.id"
                        " AND v.annotator = ?)")
         params.append(f.reviewer)
+    if f.parts == "rejected":
+        clauses.append("c.part_ids IS NOT NULL AND json_valid(c.part_ids) AND EXISTS ("
+                       "SELECT 1 FROM json_each(c.part_ids) j JOIN candidates p ON p.id = j.value"
+                       " WHERE p.status = 'rejected')")
     if f.duplicates == "exclude":
         clauses.append("c.duplicate_of IS NULL")
     elif f.duplicates == "only":
@@ -140,6 +149,9 @@ def where_clause(f: CandidateFilter, store: Store | None = None, *, rowid_cap: i
         params.extend([pattern] * 4 + [text])
     return f"FROM {source} WHERE {' AND '.join(clauses) or '1'}", params
 
+
+PART_FILTERS = {"rejected": "built on a rejected part"}
+"""`CandidateFilter.parts` values and how the header names them."""
 
 SEARCH_ROWIDS = 2000
 """Above this many trigram matches a page query runs as a plain LIKE walk (see `_where`)."""
@@ -349,19 +361,22 @@ def get_candidate(store: Store, candidate_id: str) -> dict | None:
     heading_path (list), document_id, document_title, pages (PDF page numbers, else []),
     evidence: [{quote, start, end}]} -- the chunks a reviewer marked (`edit_chunk_ids`,
     decoded: None while unmarked) when there are some, one hop each; and for a production
-    item its `provenance` (decoded) and `linked_records` (how many log records ask it)."""
+    item its `provenance` (decoded) and `linked_records` (how many log records ask it); for a
+    harder item, `parts`: the verified items it was built from, in order, each {id, question
+    (as edited, if it was), status} (an id no longer in the database: status None)."""
     rows = store.query("SELECT * FROM candidates WHERE id = ?", (candidate_id,))
     if not rows:
         return None
     cand = rows[0]
     decode(cand, {"chunk_ids": [], "hops": None, "evidence": [], "verification": [],
                   "rejection_reasons": [], "difficulty_signals": {}, "prompts": {},
-                  "fact_ids": [], "edit_chunk_ids": None, "provenance": None})
+                  "fact_ids": [], "edit_chunk_ids": None, "provenance": None, "part_ids": []})
     if cand["provenance"] is not None:
         cand["linked_records"] = store.conn.execute(
             "SELECT count(*) FROM production_links WHERE candidate_id = ?",
             (candidate_id,)).fetchone()[0]
     cand["tags"] = candidate_tags(store.conn, candidate_id)
+    cand["parts"] = _parts(store, cand["part_ids"])
     cand["decisions"] = store.query(
         "SELECT annotator, final, decision, reason, note, at FROM review_votes"
         " WHERE candidate_id = ? ORDER BY at, log_id", (candidate_id,))
@@ -398,6 +413,14 @@ def get_candidate(store: Store, candidate_id: str) -> dict | None:
         for hop in hops
     ]
     return cand
+
+
+def _parts(store: Store, part_ids) -> list[dict]:
+    ids = [str(i) for i in part_ids] if isinstance(part_ids, list) else []
+    found = {r["id"]: r for r in store.query(
+        "SELECT id, COALESCE(edit_question, question) AS question, status FROM candidates"
+        f" WHERE id IN ({', '.join('?' * len(ids))})", ids)} if ids else {}
+    return [found.get(i) or {"id": i, "question": "", "status": None} for i in ids]
 
 
 def candidate_tags(conn: sqlite3.Connection, candidate_id: str) -> list[str]:

@@ -19,7 +19,7 @@ from textual.widgets import Button, Input, Label, OptionList, Select, Static
 from textual.widgets.option_list import Option
 
 from builder.store import Store
-from builder.store.review_queue import DUPLICATES, SORTS, CandidateFilter
+from builder.store.review_queue import DUPLICATES, PART_FILTERS, SORTS, CandidateFilter
 from builder.vocabulary import DIFFICULTIES, REJECT_REASONS, STATUSES, VERDICTS
 from builder.text.terminal import visible
 
@@ -233,6 +233,7 @@ class FilterScreen(ModalScreen[CandidateFilter | None]):
             ("conflict", [(Text("conflicts only (adjudication)"), "yes"),
                           (Text("no conflicts"), "no")],
              None if c.conflict is None else ("yes" if c.conflict else "no")),
+            ("parts", [(Text(label), value) for value, label in PART_FILTERS.items()], c.parts),
         ]
         with VerticalScroll(classes="dialog wide"):
             yield Static(Text("Filter (blank = any) — ctrl+s applies", "bold"),
@@ -267,6 +268,7 @@ class FilterScreen(ModalScreen[CandidateFilter | None]):
             document_id=self._value("document"), verdict=self._value("verdict"),
             reviewer=self._value("reviewer"),
             conflict=None if self._value("conflict") is None else self._value("conflict") == "yes",
+            parts=self._value("parts"),
             duplicates=self._value("duplicates") or "exclude",
             sort=self._value("sort") or "queue",
             text=self.query_one("#f-text", Input).value.strip()))

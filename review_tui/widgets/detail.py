@@ -198,8 +198,33 @@ def render_candidate(c: dict, pending_status: str | None = None,
         edited_field("Reference answer", c["answer"], c.get("edit_answer"))
     if c.get("provenance") is not None:
         out.append_text(render_provenance(c))
+    out.append_text(render_parts(c))
     out.append_text(render_evidence(c))
     out.append_text(render_verification(c))
+    return out
+
+
+PART_STATUS = {"accepted": ("✓ accepted", "green"), "rejected": ("✗ rejected", "bold red"),
+               "skipped": ("» skipped", "yellow"), None: ("gone", DIM)}
+
+
+def render_parts(c: dict) -> Text:
+    """A harder item's parts, the verified items it was built from, each with its review
+    status: a composed item repeats its parts' questions and answers, so a part rejected makes
+    it wrong too (filter "parts" lists every such item). Empty Text for a single-hop item."""
+    out = Text()
+    parts = c.get("parts") or []
+    if not parts:
+        return out
+    out.append("Built from", H)
+    if any(p.get("status") == "rejected" for p in parts):
+        out.append("  a part was rejected: this item repeats it", "bold red")
+    out.append("\n")
+    for p in parts:
+        label, style = PART_STATUS.get(p.get("status"), ("pending", "cyan"))
+        out.append(f"{label:<10} ", style)
+        out.append(visible(p.get("question") or p["id"], multiline=False))
+        out.append("\n")
     return out
 
 
