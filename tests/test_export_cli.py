@@ -332,6 +332,41 @@ def test_a_group_too_big_for_its_split_is_reported(tmp_path):
         ("a", 6, 0.6), ("b", 2, 0.2), ("c", 2, 0.2)]
 
 
+def test_a_harder_item_lands_in_the_split_of_every_item_it_was_built_from(tmp_path):
+    """A comparative repeats both parts' questions and answers: it, both parts and any other
+    item built on one of them are one leakage group, though each part has its own seed fact.
+    Ten comparatives over two splits: grouped by the first part's seed alone (the code before),
+    the second parts would all follow by chance once in 1,024 seeds."""
+    store = export_store(tmp_path / "g.db")
+    rows = []
+    for i in range(10):
+        a, b = f"p{i}a", f"p{i}b"
+        rows += [accepted_candidate(a, seed_fact_id=f"fact-{i}a"),
+                 accepted_candidate(b, seed_fact_id=f"fact-{i}b"),
+                 accepted_candidate(f"cmp{i}", type="comparative", seed_fact_id=f"fact-{i}a",
+                                    parent_id=a, part_ids=json.dumps([a, b]))]
+    rows.append(accepted_candidate("thr", type="reasoning", seed_fact_id="fact-9b",
+                                   parent_id="p9b", part_ids=json.dumps(["p9b"])))
+    rows.append(accepted_candidate("broken", type="reasoning", part_ids="not json"))
+    rows += [accepted_candidate(f"s{i}") for i in range(8)]
+    insert_rows(store, "candidates", rows)
+    export_dataset(store, ExportOptions(out=tmp_path / "g.jsonl",
+                                        split={"train": "0.5", "test": "0.5"}))
+    split_of = {r["id"]: r["split"] for name in ("train", "test")
+                for r in read_jsonl(tmp_path / f"g.{name}.jsonl")}
+    assert len(split_of) == 40
+    for i in range(10):
+        assert split_of[f"p{i}a"] == split_of[f"p{i}b"] == split_of[f"cmp{i}"], i
+    assert split_of["thr"] == split_of["p9a"]  # joined through p9b's comparative
+
+
+def test_leakage_groups_joined_by_harder_items_do_not_depend_on_link_order():
+    from builder.export.dataset import joined_groups
+    links = [("c", "b"), ("x", "y"), ("b", "a"), ("d", "c")]
+    assert joined_groups(links) == joined_groups(list(reversed(links))) == {
+        "a": "a", "b": "a", "c": "a", "d": "a", "x": "x", "y": "x"}
+
+
 def test_exported_files_get_the_usual_permissions(db, tmp_path, capsys):
     """Temporary files are created 0600; the renamed outputs must not stay private."""
     out = tmp_path / "golden.jsonl"

@@ -47,7 +47,8 @@ def export(obj, out: Path, fmt: str, statuses: tuple[str, ...], split: str | Non
     before the suffix (golden.jsonl -> golden.train.jsonl ...); --out itself is not
     written. Native records also carry a 'split' field. Splits are stratified by
     difficulty x type (largest-remainder rounding) and a question's evolved variants
-    (same seed_fact_id) always land in the same split; strata that grouping kept off
+    (same seed_fact_id) and a harder item and the items it was built from always land
+    in the same split; strata that grouping kept off
     their exact target are listed in the manifest.
 
     \b

@@ -43,8 +43,8 @@ from builder.store.documents import chunks_by_id
 from builder.store.jsoncols import from_json
 from builder.store.production import links_of
 from builder.store.exports import (
-    count_candidates, fetch_candidates, fetch_documents, fetch_tags,
-    iter_selection_keys, read_snapshot,
+    count_candidates, fetch_candidates, fetch_documents, fetch_tags, group_name,
+    iter_selection_keys, part_links, read_snapshot,
 )
 
 SPLIT_FILES = ("one JSONL file per split, named after --out with the split before the suffix "
@@ -73,10 +73,30 @@ class _Selection:
 
     rowids: array                 # 'q'
     strata: array                 # 'I': index into `stratum_keys`
-    group_keys: array             # 'Q': seeded hash of seed_fact_id (or of the id when none)
+    group_keys: array             # 'Q': seeded hash of the leakage group (`joined_groups`)
     item_keys: array | None       # 'Q': seeded hash of the id (only needed by --balance)
     stratum_keys: list[tuple[str | None, str]]  # (difficulty, type), sorted
     fingerprint: str
+
+
+def joined_groups(links: list[tuple[str, str]]) -> dict[str, str]:
+    """Group name -> the name of the leakage group it joins once harder items are kept with
+    their parts (connected components of `links`, each named by its smallest member, so the
+    result does not depend on the order of the links). Groups with no link are left out."""
+    parent: dict[str, str] = {}
+
+    def find(x: str) -> str:
+        parent.setdefault(x, x)
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for a, b in links:
+        ra, rb = find(a), find(b)
+        if ra != rb:
+            parent[max(ra, rb)] = min(ra, rb)
+    return {x: find(x) for x in parent}
 
 
 def _stratum_sort_key(key: tuple[str | None, str]) -> tuple[int, str]:
@@ -90,6 +110,7 @@ def _collect_selection(store: Store, options: ExportOptions) -> _Selection:
     index: dict[tuple[str | None, str], int] = {}
     fingerprint = hashlib.sha256()
     seed = options.seed
+    joined = joined_groups(part_links(store))
     for key in iter_selection_keys(store, options.statuses, options.types):
         if key.difficulty is not None and key.difficulty not in _DIFF_RANK:
             raise JobError(f"candidate {key.id}: difficulty {key.difficulty!r} is not one of "
@@ -100,7 +121,8 @@ def _collect_selection(store: Store, options: ExportOptions) -> _Selection:
             s = index[stratum] = len(index)
         rowids.append(key.rowid)
         strata.append(s)
-        group_keys.append(seeded_hash(seed, "g:" + (key.seed_fact_id or "id:" + key.id)))
+        group = group_name(key.id, key.seed_fact_id)
+        group_keys.append(seeded_hash(seed, "g:" + joined.get(group, group)))
         if item_keys is not None:
             item_keys.append(seeded_hash(seed, "i:" + key.id))
         fingerprint.update(f"{key.id}\0{key.updated_at}\n".encode("utf-8"))
@@ -298,7 +320,7 @@ def _split_selection(sel: _Selection, options: ExportOptions,
     if deviations:
         strata_off = len({(d.difficulty, d.type) for d in deviations})
         warnings.append(
-            f"--split: keeping question variants together (same seed_fact_id) left {strata_off} "
+            f"--split: keeping question variants and harder items' parts together left {strata_off} "
             "difficulty x type stratum(s) off their exact split targets; see "
             "stratification.deviations in the manifest")
     off = [a for a in achieved if a.records != a.target]

@@ -16,7 +16,8 @@ VERDICT_RULE = (
 SPLIT_RULE = (
     "stratified by difficulty x type; per stratum each split gets the floor or ceiling of its "
     "quota (largest cumulative remainder, ties to the split named first); leakage groups "
-    "(same seed_fact_id) are never divided: groups are placed first, largest first, where they "
+    "(same seed_fact_id, joined by every harder item with the items it was built from) are never "
+    "divided: groups are placed first, largest first, where they "
     "add the least beyond the split and stratum targets, then single items are apportioned so "
     "that every split meets its overall largest-remainder target and strata deviate as little "
     "as the groups allow; achieved lists each split's size and share, deviations every stratum "

@@ -17,7 +17,8 @@ The rules, precisely (they are what the tests check):
    instead of rounding every 1-item stratum into the largest split.
 
 3. `assign_splits(...)`: a leakage group (a question and its evolved variants, same
-   `seed_fact_id`) is never divided, and every split's total is its overall target
+   `seed_fact_id`, joined with every harder item built from one of them and that item's other
+   parts: `dataset.joined_groups`) is never divided, and every split's total is its overall target
    `largest_remainder(n, proportions)` whenever the groups allow it (the rounding rule holds for
    the splits as a whole, not only per stratum). Groups of two or more are placed first,
    largest first (ties by seeded hash), each into the split where it adds the fewest items

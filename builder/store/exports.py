@@ -107,6 +107,24 @@ def iter_selection_keys(store: Store, statuses: Sequence[str],
         cur.close()
 
 
+def group_name(candidate_id: str, seed_fact_id: str | None) -> str:
+    """The leakage group a candidate starts in: its seed fact (a question and its variants),
+    else itself."""
+    return seed_fact_id or "id:" + candidate_id
+
+
+def part_links(store: Store) -> list[tuple[str, str]]:
+    """(group of a harder item, group of one of its parts) for every part every harder item
+    names (`part_ids`), whatever its status: a comparative repeats both parts' questions and
+    answers, so it must share a split with each of them, and two items built on one part with
+    each other."""
+    rows = store.conn.execute(
+        "SELECT c.id, c.seed_fact_id, p.id, p.seed_fact_id FROM candidates c"
+        " JOIN json_each(CASE WHEN json_valid(c.part_ids) THEN c.part_ids ELSE '[]' END) j"
+        " JOIN candidates p ON p.id = j.value WHERE c.part_ids IS NOT NULL").fetchall()
+    return [(group_name(cid, cseed), group_name(pid, pseed)) for cid, cseed, pid, pseed in rows]
+
+
 def count_candidates(store: Store) -> int:
     """All candidates in the database (for the message when a selection is empty)."""
     return store.conn.execute("SELECT count(*) FROM candidates").fetchone()[0]
