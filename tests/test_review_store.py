@@ -163,10 +163,13 @@ def test_items_built_on_a_rejected_part_are_listed_and_settled_by_one_bulk_rejec
     detail = review_queue.get_candidate(store, "c000003")
     assert [(p["id"], p["status"]) for p in detail["parts"]] == [
         ("c000000", "accepted"), ("c000001", "rejected")]
-    assert detail["parts"][1]["question"] == "Question 1?"
+    assert detail["parts"][1]["question"] == "Question 1?" and not detail["parts"][1]["edited"]
     assert [(p["id"], p["status"]) for p in review_queue.get_candidate(store, "c000004")[
         "parts"]] == [("c000002", "skipped"), ("gone", None)]
     assert review_queue.get_candidate(store, "c000000")["parts"] == []
+    review_log.record_decision(store, "c000000", "ann", "edit", edits={"question": "Better?"})
+    edited = review_queue.get_candidate(store, "c000003")["parts"][0]
+    assert (edited["question"], edited["edited"]) == ("Better?", True)
     _, n = review_log.bulk_decide(store, built_on_rejected, "ann", "reject",
                                   reason="not_grounded")
     assert n == 1 and cand(store, "c000003")["status"] == "rejected"

@@ -184,6 +184,17 @@ async def test_a_part_rejected_shows_on_its_harder_item_and_the_filter_lists_it(
         assert "✗ rejected Question 0?" in text and "pending    Question 1?" in text
 
 
+def test_a_part_edited_is_marked_on_the_harder_item_that_holds_its_old_words():
+    from review_tui.widgets.detail import render_parts
+    text = render_parts({"parts": [
+        {"id": "a", "question": "Better " + EVIL + "?", "status": "accepted", "edited": True},
+        {"id": "b", "question": "Question 1?", "status": None, "edited": False}]}).plain
+    assert "a part was edited: this item still holds its old words" in text
+    assert "✓ accepted Better [bold]x[/]" in text and "(edited)" in text  # text stays literal
+    assert "gone       Question 1?" in text and "\x1b" not in text
+    assert render_parts({"parts": []}).plain == ""
+
+
 async def test_bulk_accept_behind_confirmation_and_undo_as_one(db):
     app = ReviewApp(db, "ann")
     async with app.run_test(size=SIZE) as pilot:

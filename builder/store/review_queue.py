@@ -363,7 +363,8 @@ def get_candidate(store: Store, candidate_id: str) -> dict | None:
     decoded: None while unmarked) when there are some, one hop each; and for a production
     item its `provenance` (decoded) and `linked_records` (how many log records ask it); for a
     harder item, `parts`: the verified items it was built from, in order, each {id, question
-    (as edited, if it was), status} (an id no longer in the database: status None)."""
+    (as edited, if it was), status, edited: whether a reviewer edited its question or answer}
+    (an id no longer in the database: status None)."""
     rows = store.query("SELECT * FROM candidates WHERE id = ?", (candidate_id,))
     if not rows:
         return None
@@ -417,10 +418,12 @@ def get_candidate(store: Store, candidate_id: str) -> dict | None:
 
 def _parts(store: Store, part_ids) -> list[dict]:
     ids = [str(i) for i in part_ids] if isinstance(part_ids, list) else []
-    found = {r["id"]: r for r in store.query(
-        "SELECT id, COALESCE(edit_question, question) AS question, status FROM candidates"
+    found = {r["id"]: {**r, "edited": bool(r["edited"])} for r in store.query(
+        "SELECT id, COALESCE(edit_question, question) AS question, status,"
+        " edit_question IS NOT NULL OR edit_answer IS NOT NULL AS edited FROM candidates"
         f" WHERE id IN ({', '.join('?' * len(ids))})", ids)} if ids else {}
-    return [found.get(i) or {"id": i, "question": "", "status": None} for i in ids]
+    return [found.get(i) or {"id": i, "question": "", "status": None, "edited": False}
+            for i in ids]
 
 
 def candidate_tags(conn: sqlite3.Connection, candidate_id: str) -> list[str]:

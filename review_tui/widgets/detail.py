@@ -211,7 +211,8 @@ PART_STATUS = {"accepted": ("✓ accepted", "green"), "rejected": ("✗ rejected
 def render_parts(c: dict) -> Text:
     """A harder item's parts, the verified items it was built from, each with its review
     status: a composed item repeats its parts' questions and answers, so a part rejected makes
-    it wrong too (filter "parts" lists every such item). Empty Text for a single-hop item."""
+    it wrong too (filter "parts" lists every such item), and a part edited leaves it holding
+    the old words. Empty Text for a single-hop item."""
     out = Text()
     parts = c.get("parts") or []
     if not parts:
@@ -219,11 +220,15 @@ def render_parts(c: dict) -> Text:
     out.append("Built from", H)
     if any(p.get("status") == "rejected" for p in parts):
         out.append("  a part was rejected: this item repeats it", "bold red")
+    elif any(p.get("edited") for p in parts):
+        out.append("  a part was edited: this item still holds its old words", "bold yellow")
     out.append("\n")
     for p in parts:
         label, style = PART_STATUS.get(p.get("status"), ("pending", "cyan"))
         out.append(f"{label:<10} ", style)
         out.append(visible(p.get("question") or p["id"], multiline=False))
+        if p.get("edited"):
+            out.append("  (edited)", "italic yellow")
         out.append("\n")
     return out
 
