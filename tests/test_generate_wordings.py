@@ -68,22 +68,22 @@ def test_the_question_prompt_marks_the_answer_where_it_stands_in_the_passage():
     assert "The question must contain the words: annual leave" in user
 
 
-def test_a_name_or_a_table_cell_is_shown_a_worked_example_of_its_own_kind():
-    """The prompt's fixed example asks for a duration; a name span is shown one for a name,
-    a table cell one for a cell (both from another company, in the prompt file), a value
-    nothing more, and a span shown its partner's question no second example. A value's request
-    reads as it did before the kind examples (version 9)."""
+def test_a_name_is_shown_a_worked_example_for_a_name():
+    """The prompt's fixed example asks for a duration; a name span is also shown one for a name
+    (from another company, in the prompt file); a value or a table cell nothing more, and a
+    name shown its partner's question no second example. A value's request reads as it did
+    before (version 9)."""
     prompt = load_prompt("question")
 
     def user(kind: str, partner: dict | None = None) -> str:
         span = _span()
         span.kind = kind
         return prompt.render(question_vars(span, [], partner))[-1]["content"]
-    name, cell, value = user("name"), user("cell"), user("duration")
+    name = user("name")
     assert name.startswith("An example for a name (from another company):")
     assert "<answer>LibraryHub</answer>" in name and "Now your passage:\nLanguage:" in name
-    assert cell.startswith("An example for a value from a table") and "LibraryHub" not in cell
-    assert value.startswith("\nLanguage: English\n") and "example" not in value
+    for other in ("cell", "duration"):
+        assert user(other).startswith("\nLanguage: English\n") and "example" not in user(other)
     partner = {"passage": "P", "answer": "A", "question": "Q?"}
     assert "An example for" not in user("name", partner)
     assert user("name", partner).startswith("A question that worked for a related passage")

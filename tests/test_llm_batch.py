@@ -430,7 +430,8 @@ def test_identical_requests_are_staged_once_concurrent_or_not(tmp_path):
                          job="generate")
     prompt = load_prompt("question")
     same = {"before": "Gold costs ", "after": ".", "answer": "$60", "kind": "a price",
-            "title": "Plans", "language": "English", "mention": [], "nearby": [], "partner": []}
+            "title": "Plans", "language": "English", "mention": [], "nearby": [], "partner": [],
+            "name_example": []}
 
     async def ask():
         first = await asyncio.gather(*(client.structured(prompt, same, WrittenQuestions)

@@ -137,7 +137,7 @@ def test_a_trickling_endpoint_is_a_timed_out_attempt_retried_then_recorded(tmp_p
             load_prompt("question"), {"before": KB["shipping.md"][0][1], "after": "",
                                       "title": "shipping.md", "answer": "$15",
                                       "kind": "an amount", "language": "en", "mention": [],
-                                      "nearby": [], "partner": []}, Question, stage="question"))
+                                      "nearby": [], "partner": [], "name_example": []}, Question, stage="question"))
         client.close()
         hits = stub.hits()
     assert result.status == "error" and "timed out after 1 s" in result.error, result

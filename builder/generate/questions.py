@@ -149,10 +149,9 @@ def question_vars(span: Span, mention: list[str], partner: dict | None) -> dict:
             "mention": [{"text": ", ".join(mention)}] if mention else [],
             "nearby": [{"text": ", ".join(nearby)}] if nearby else [],
             "partner": [partner] if partner else [],
-            # a worked example of the span's own kind where the system example (a duration)
-            # is not one; a partner's question is already one (questions.prompt v10)
-            "name_example": [{}] if span.kind == "name" and not partner else [],
-            "cell_example": [{}] if span.kind == "cell" and not partner else []}
+            # a name span is shown a worked example for a name (the system example asks for
+            # a duration); a partner's question is already one (questions.prompt v10)
+            "name_example": [{}] if span.kind == "name" and not partner else []}
 
 
 def _around(span: Span) -> dict[str, str]:
