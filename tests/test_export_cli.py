@@ -361,7 +361,7 @@ def test_a_harder_item_lands_in_the_split_of_every_item_it_was_built_from(tmp_pa
 
 
 def test_leakage_groups_joined_by_harder_items_do_not_depend_on_link_order():
-    from builder.export.dataset import joined_groups
+    from builder.export.splits import joined_groups
     links = [("c", "b"), ("x", "y"), ("b", "a"), ("d", "c")]
     assert joined_groups(links) == joined_groups(list(reversed(links))) == {
         "a": "a", "b": "a", "c": "a", "d": "a", "x": "x", "y": "x"}

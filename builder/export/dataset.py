@@ -36,7 +36,7 @@ from builder.export.manifest import (
     BalanceReport, ExportedFile, Filters, Manifest, SplitShare, Stratification, StratumDeviation,
 )
 from builder.export.options import ExportOptions, manifest_path, split_file_path
-from builder.export.splits import assign_splits, balance_targets, seeded_hash
+from builder.export.splits import assign_splits, balance_targets, joined_groups, seeded_hash
 from builder.store import Store, utcnow
 from builder.vocabulary import DIFFICULTIES
 from builder.store.documents import chunks_by_id
@@ -77,26 +77,6 @@ class _Selection:
     item_keys: array | None       # 'Q': seeded hash of the id (only needed by --balance)
     stratum_keys: list[tuple[str | None, str]]  # (difficulty, type), sorted
     fingerprint: str
-
-
-def joined_groups(links: list[tuple[str, str]]) -> dict[str, str]:
-    """Group name -> the name of the leakage group it joins once harder items are kept with
-    their parts (connected components of `links`, each named by its smallest member, so the
-    result does not depend on the order of the links). Groups with no link are left out."""
-    parent: dict[str, str] = {}
-
-    def find(x: str) -> str:
-        parent.setdefault(x, x)
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
-    for a, b in links:
-        ra, rb = find(a), find(b)
-        if ra != rb:
-            parent[max(ra, rb)] = min(ra, rb)
-    return {x: find(x) for x in parent}
 
 
 def _stratum_sort_key(key: tuple[str | None, str]) -> tuple[int, str]:

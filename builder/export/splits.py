@@ -18,7 +18,7 @@ The rules, precisely (they are what the tests check):
 
 3. `assign_splits(...)`: a leakage group (a question and its evolved variants, same
    `seed_fact_id`, joined with every harder item built from one of them and that item's other
-   parts: `dataset.joined_groups`) is never divided, and every split's total is its overall target
+   parts: `joined_groups`) is never divided, and every split's total is its overall target
    `largest_remainder(n, proportions)` whenever the groups allow it (the rounding rule holds for
    the splits as a whole, not only per stratum). Groups of two or more are placed first,
    largest first (ties by seeded hash), each into the split where it adds the fewest items
@@ -112,6 +112,26 @@ def stratum_targets(sizes: Sequence[int], proportions: Sequence[Weight]) -> list
             given[k] += parts[k]
         targets.append(parts)
     return targets
+
+
+def joined_groups(links: list[tuple[str, str]]) -> dict[str, str]:
+    """Group name -> the name of the leakage group it joins once harder items are kept with
+    their parts (connected components of `links`, each named by its smallest member, so the
+    result does not depend on the order of the links). Groups with no link are left out."""
+    parent: dict[str, str] = {}
+
+    def find(x: str) -> str:
+        parent.setdefault(x, x)
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for a, b in links:
+        ra, rb = find(a), find(b)
+        if ra != rb:
+            parent[max(ra, rb)] = min(ra, rb)
+    return {x: find(x) for x in parent}
 
 
 def seeded_hash(seed: int, key: str) -> int:

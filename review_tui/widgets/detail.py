@@ -15,6 +15,7 @@ from textual.widgets import Static
 from builder.store.review_ready import reference_answer
 from builder.text.terminal import visible
 from review_tui.safe_text import safe_text
+from review_tui.widgets.candidate_list import STATUS_GLYPH
 
 H = "bold underline"
 LABEL = "bold"
@@ -204,8 +205,8 @@ def render_candidate(c: dict, pending_status: str | None = None,
     return out
 
 
-PART_STATUS = {"accepted": ("✓ accepted", "green"), "rejected": ("✗ rejected", "bold red"),
-               "skipped": ("» skipped", "yellow"), None: ("gone", DIM)}
+PART_STATUS = {**{s: (f"{STATUS_GLYPH[s]} {s}", style) for s, style in (
+    ("accepted", "green"), ("rejected", "bold red"), ("skipped", "yellow"))}, None: ("gone", DIM)}
 
 
 def render_parts(c: dict) -> Text:
