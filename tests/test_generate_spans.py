@@ -111,6 +111,24 @@ def test_a_typo_is_no_sibling_but_a_one_letter_sibling_is():
     assert not near_spelling("military", "jury")
 
 
+def test_in_german_a_capital_alone_makes_no_name_but_another_mark_does():
+    # German capitalises every noun: "Zielsetzung" or "Quellen" is no name; a capital inside
+    # a word, a sign or bold is a name's mark, and so are several capitalised words in a row
+    text = ("Die Datei mit der Zielsetzung des Projekts liegt in den Quellen und wird mit "
+            "H2O geöffnet, über die Madaster-ID oder im Menü **Werkzeugleiste**.")
+    de = {"id": "g", "document_id": "d", "language": "de", "seq": 0, "text": text}
+    names = {s.answer for s in spans_of_chunk(de, "d") if s.kind == "name"}
+    assert not names & {"Datei", "Zielsetzung", "Projekts", "Quellen"}
+    assert {"H2O", "Madaster-ID"} <= names and any("Werkzeugleiste" in n for n in names)
+    two = dict(de, text="Die Notizen werden mit der Funktion Obsidian Sync zwischen den Geräten "
+                        "einer Person abgeglichen, auch unterwegs.")
+    assert "Obsidian Sync" in " ".join(s.answer for s in spans_of_chunk(two, "d"))
+    # the same words in an English text: a capital mid-sentence is a name's mark there
+    en = dict(de, language="en", text="The file is kept in the Quellen folder, then opened "
+                                      "with the Zielsetzung tool that every team uses daily.")
+    assert {"Quellen", "Zielsetzung"} <= {s.answer for s in spans_of_chunk(en, "d")}
+
+
 def test_a_worked_example_gives_no_answer_in_any_language():
     rule = "Employees are reimbursed up to £120 per night for hotel rooms in any city."
     example = ("For example, an employee who stays three nights in Leeds at £95 per night "

@@ -24,7 +24,8 @@ def test_every_language_supplies_every_concern(code):
     assert set(KEYS) <= raw_keys(code), f"{code}.toml lacks {set(KEYS) - raw_keys(code)}"
     lex = lexicon(code)
     for key in KEYS:
-        assert getattr(lex, key) or key in OPTIONAL, f"{code}: {key} is empty"
+        value = getattr(lex, key)
+        assert isinstance(value, bool) or value or key in OPTIONAL, f"{code}: {key} is empty"
     assert lex.homographs <= lex.stopwords, f"{code}: a homograph that is no stopword"
     assert code in CJK or lex.filler, f"{code}: filler is empty"
     assert set(lex.units.values()) <= set(DURATION_UNITS)
@@ -36,6 +37,8 @@ def test_every_language_supplies_every_concern(code):
     bounds = set(lex.bounds_before) | set(lex.bounds_after)
     assert lex.ceilings | lex.floors <= bounds, f"{code}: {(lex.ceilings | lex.floors) - bounds}"
     assert not lex.ceilings & lex.floors, f"{code}: a bound is both a ceiling and a floor"
+    # a capital letter marks a name in every Latin-script language but German; CJK has none
+    assert lex.nouns_capitalised == (code == "de")
     assert {kind for kind, _ in lex.measures.values()} <= set(MEASURE_KINDS)
     assert all(exponent > 0 for exponent in lex.scales.values())
     # a citation noun comes before a context's position ("passage 2"): a function word, a

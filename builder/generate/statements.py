@@ -74,6 +74,8 @@ _LINK_ONLY = re.compile(
 
 _SEMICOLON = re.compile(r";(?=\s)")
 
+# inside a word: a capital or a digit after a letter or digit, or a sign ("GitHub", "H2", "Strg+E")
+_INNER_MARK = re.compile(r"(?<=[^\W_])[A-Z0-9]|[+&@#/.]")
 _BOLD = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1")
 
 # -- entities --------------------------------------------------------------------------------
@@ -265,8 +267,17 @@ def _entities(raw: str, claim: str, names_in_chunk: set[str], language: str) -> 
     store", "On Monday"), and, where a sentence or a clause opens, a word of the lexicon's
     `openers` ("Note: Use your code", "4.4.2 Use inline assembly"). Mid-sentence a capitalised
     word is written as a name: "offices in New York" keeps "New", which an English list of
-    sentence-start words dropped everywhere until 2026-12-06."""
+    sentence-start words dropped everywhere until 2026-12-06.
+
+    Where the language capitalises every noun (German), a capital marks no name: one word is a
+    name only with another mark, a capital or a digit inside it or a sign ("GitHub",
+    "Madaster-ID", "H2", "Strg+E"), or bold; several capitalised words in a row stay a name
+    ("Obsidian Sync"). Asked for "Zielsetzung", "Computer" or "Quellen", the question writer put
+    the noun in its question or asked what any passage on the subject answers (development set,
+    2026-12-07), and such nouns took the places of the statement's real names.
+    No language's name ends in a hyphen: "Desktop-" is half of "Desktop- und Mobilgeräte"."""
     common = _common_words(language)
+    nouns_capitalised = lexicon(language).nouns_capitalised
     found: list[tuple[int, int, str]] = []  # (start, end, name) in `claim` coordinates
     bold_spans: list[tuple[int, int]] = []
     for m in _BOLD.finditer(raw):
@@ -291,6 +302,9 @@ def _entities(raw: str, claim: str, names_in_chunk: set[str], language: str) -> 
         if not words or not words[0][0].isupper():
             continue
         name = " ".join(words)
+        if len(words) == 1 and (name.endswith("-") or (nouns_capitalised
+                                                       and not _INNER_MARK.search(name))):
+            continue  # "Desktop-" of "Desktop- und Mobilgeräte"; German "Zielsetzung"
         at_start = not claim[:start].strip(" \"'“‘(*_`[")
         if len(words) == 1 and at_start and name not in names_in_chunk:
             continue  # "Refunds go back ...": a common word, capitalised by position

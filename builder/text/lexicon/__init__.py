@@ -23,6 +23,8 @@ compared by code, retrieval is BM25. What cannot be read from structure is here,
 - `months`: month names and abbreviations -> 1..12;
 - `weekdays`: day names (English also their abbreviations and "weekend"): with `months`, the
   calendar words a capitalised phrase is not a name for (`builder.generate.statements`);
+- `nouns_capitalised`: whether the language capitalises every noun (German): a capital letter
+  then marks no name, so a single word needs another mark to be one (`builder.generate.spans`);
 - `openers`: words that open a sentence or a clause and are never a name there ("Please
   review", "Use your code"; empty for scripts without capital letters);
 - `units`: duration words -> second | minute | hour | day | workday | week | month | year;
@@ -60,7 +62,7 @@ SUPPORTED = ("en", "es", "fr", "de", "pt", "it", "nl", "zh", "ja", "ko")
 FALLBACK = "en"
 KEYS = ("stopwords", "filler", "homographs", "generic_headers", "yes", "no", "document_refs",
         "percent", "examples", "demonstratives", "numbers", "months", "weekdays",
-        "openers", "units", "negations", "citations", "contrast", "framing", "scales", "dozen",
+        "nouns_capitalised", "openers", "units", "negations", "citations", "contrast", "framing", "scales", "dozen",
         "measures", "bounds_before", "bounds_after", "ceilings", "floors")
 OPTIONAL = ("filler", "homographs", "openers")
 DURATION_UNITS = ("second", "minute", "hour", "day", "workday", "week", "month", "year")
@@ -84,6 +86,7 @@ class Lexicon:
     numbers: dict[str, float]
     months: dict[str, int]
     weekdays: frozenset[str]
+    nouns_capitalised: bool
     openers: frozenset[str]
     units: dict[str, str]
     negations: frozenset[str]
@@ -128,6 +131,7 @@ def lexicon(code: str | None) -> Lexicon:
         numbers={k.casefold(): float(v) for k, v in raw["numbers"].items()},
         months={k.casefold(): int(v) for k, v in raw["months"].items()},
         weekdays=frozenset(raw["weekdays"].casefold().split()),
+        nouns_capitalised=bool(raw["nouns_capitalised"]),
         openers=frozenset(raw["openers"].casefold().split()),
         units={k.casefold(): v for k, v in raw["units"].items()},
         negations=frozenset(raw["negations"].casefold().split()),
