@@ -115,14 +115,14 @@ def test_in_german_a_capital_alone_makes_no_name_but_another_mark_does():
     # German capitalises every noun: "Zielsetzung" or "Quellen" is no name; a capital inside
     # a word, a sign or bold is a name's mark, and so are several capitalised words in a row
     text = ("Die Datei mit der Zielsetzung des Projekts liegt in den Quellen und wird mit "
-            "H2O geöffnet, über die Madaster-ID oder im Menü **Werkzeugleiste**.")
+            "H2O geöffnet, über die Kunden-ID oder im Menü **Werkzeugleiste**.")
     de = {"id": "g", "document_id": "d", "language": "de", "seq": 0, "text": text}
     names = {s.answer for s in spans_of_chunk(de, "d") if s.kind == "name"}
     assert not names & {"Datei", "Zielsetzung", "Projekts", "Quellen"}
-    assert {"H2O", "Madaster-ID"} <= names and any("Werkzeugleiste" in n for n in names)
-    two = dict(de, text="Die Notizen werden mit der Funktion Obsidian Sync zwischen den Geräten "
-                        "einer Person abgeglichen, auch unterwegs.")
-    assert "Obsidian Sync" in " ".join(s.answer for s in spans_of_chunk(two, "d"))
+    assert {"H2O", "Kunden-ID"} <= names and any("Werkzeugleiste" in n for n in names)
+    two = dict(de, text="Die Fahrkarten werden von der Firma Deutsche Bahn zwischen den Städten "
+                        "einer Region verkauft, auch unterwegs.")
+    assert "Deutsche Bahn" in " ".join(s.answer for s in spans_of_chunk(two, "d"))
     # the same words in an English text: a capital mid-sentence is a name's mark there
     en = dict(de, language="en", text="The file is kept in the Quellen folder, then opened "
                                       "with the Zielsetzung tool that every team uses daily.")

@@ -271,10 +271,11 @@ def _entities(raw: str, claim: str, names_in_chunk: set[str], language: str) -> 
 
     Where the language capitalises every noun (German), a capital marks no name: one word is a
     name only with another mark, a capital or a digit inside it or a sign ("GitHub",
-    "Madaster-ID", "H2", "Strg+E"), or bold; several capitalised words in a row stay a name
-    ("Obsidian Sync"). Asked for "Zielsetzung", "Computer" or "Quellen", the question writer put
-    the noun in its question or asked what any passage on the subject answers (development set,
-    2026-12-07), and such nouns took the places of the statement's real names.
+    "Kunden-ID", "H2", "Strg+E"), or bold; several capitalised words in a row stay a name
+    ("Deutsche Bahn"). Asked for "Einschränkungen", "Desktop" or "Bearbeitungsoptionen", the
+    question writer put the noun in its question or asked what any passage on the subject
+    answers (development set, 2026-12-07), and such nouns took the places of the statement's
+    real names (at most four a statement).
     No language's name ends in a hyphen: "Desktop-" is half of "Desktop- und Mobilgeräte"."""
     common = _common_words(language)
     nouns_capitalised = lexicon(language).nouns_capitalised
