@@ -129,6 +129,26 @@ def test_in_german_a_capital_alone_makes_no_name_but_another_mark_does():
     assert {"Quellen", "Zielsetzung"} <= {s.answer for s in spans_of_chunk(en, "d")}
 
 
+@pytest.mark.parametrize("lang, text, listed", [
+    ("en", "The most important exception classes are `RequestError` and `HTTPStatusError` in "
+           "every version of the client library.", {"RequestError", "HTTPStatusError"}),
+    ("de", "Einige Inline-HTML-Tags wie `<span>` oder `<a>` haben eingeschränkte Funktionalität "
+           "in der Vorschau der Notizen.", {"<span>", "<a>"}),
+    ("en", "Set the timeout with `connect`, `read`, `write` for each request made by the pool.",
+     {"connect", "read", "write"}),
+])
+def test_a_code_identifier_listed_with_another_is_no_answer(lang, text, listed):
+    c = {"id": "c", "document_id": "d", "language": lang, "seq": 0, "text": text}
+    assert not listed & {s.answer for s in spans_of_chunk(c, "d")}
+
+
+def test_a_code_identifier_alone_or_apart_from_another_is_an_answer():
+    text = ("Use the `trust_env` option to ignore proxy variables; the default pool size comes "
+            "from the `limits` argument of every client.")
+    c = {"id": "c", "document_id": "d", "language": "en", "seq": 0, "text": text}
+    assert {"trust_env", "limits"} <= {s.answer for s in spans_of_chunk(c, "d")}
+
+
 def test_a_worked_example_gives_no_answer_in_any_language():
     rule = "Employees are reimbursed up to £120 per night for hotel rooms in any city."
     example = ("For example, an employee who stays three nights in Leeds at £95 per night "

@@ -109,7 +109,9 @@ def _names(fact: dict, raw: str) -> list[str]:
     text = fact["text"]
     codes = list(_CODE.finditer(raw))
     stops = lexicon(fact.get("language") or "en").stopwords
-    out = [m.group(1).strip() for i, m in enumerate(codes) if not _listed(raw, codes, i, stops)]
+    listed = {m.group(1).strip().casefold() for i, m in enumerate(codes)
+              if _listed(raw, codes, i, stops)}
+    out = [m.group(1).strip() for m in codes]
     out += [m.group(0) for m in _ACRONYM.finditer(text) if m.start() > 0]
     for name in fact.get("entities") or []:
         at = text.find(name)
@@ -117,7 +119,7 @@ def _names(fact: dict, raw: str) -> list[str]:
         # mid-sentence: after a lower-case word or a comma, not after a label or a list marker
         if at > 0 and name[:1].isupper() and before and (before[-1].islower() or before[-1] == ","):
             out.append(name)
-    seen: set[str] = set()
+    seen: set[str] = set(listed)  # however found: "RequestError" is a capitalised word too
     names = []
     for n in out:
         key = n.casefold()
