@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from builder.generate.form import document_ref_problem
+from builder.generate.form import bound_problem, document_ref_problem, question_problems
 from builder.text.lexicon import SUPPORTED, lexicon
 
 
@@ -89,3 +89,26 @@ def test_a_question_holding_the_prompts_answer_mark_is_refused():
         marked, answer="18 weeks", language="en", statement=statement)
     assert question_problems("How many weeks does the company pay full salary for?",
                              answer="18 weeks", language="en", statement=statement) == []
+
+
+@pytest.mark.parametrize("question, answer, language", [
+    ("What is the minimum size of content that can be decoded?", "less than 32 octets", "en"),
+    ("What is the maximum duration of absence that needs a meeting?", "exceeding 20 working days", "en"),
+    ("¿Cuál es el almacenamiento máximo del plan?", "al menos 10 GB", "es"),
+    ("Quelle est la durée minimum du préavis ?", "jusqu'à 3 mois", "fr"),
+    ("Wie viele Tage darf die Frist höchstens betragen?", "mindestens 3 Tage", "de"),
+])
+def test_a_question_for_the_other_bound_than_its_answer_sets_is_refused(question, answer, language):
+    assert bound_problem(question, answer, language)
+    assert any("other bound" in p for p in question_problems(
+        question, answer=answer, language=language, statement="unrelated words here"))
+
+
+@pytest.mark.parametrize("question, answer, language", [
+    ("What is the maximum number of days of leave?", "up to 5 days", "en"),
+    ("How long may the notice period be?", "less than 32 days", "en"),  # no bound asked
+    ("What is the minimum service before parental pay?", "26 weeks", "en"),  # bare value
+    ("Quelle est la durée minimum du préavis ?", "au moins 1 mois", "fr"),
+])
+def test_a_question_for_the_bound_its_answer_sets_or_none_is_not(question, answer, language):
+    assert bound_problem(question, answer, language) is None

@@ -14,7 +14,7 @@ import unicodedata
 
 from builder.text.language import CJK_CHAR, HANGUL, detect_language
 from builder.text.lexicon import lexicon
-from builder.text.values import magnitudes
+from builder.text.values import bound_direction, magnitudes
 
 from builder.generate.terms import key_terms, tokens
 
@@ -174,12 +174,30 @@ def heading_problem(question: str, title: str) -> str | None:
     return None
 
 
+def bound_problem(question: str, answer: str, language: str) -> str | None:
+    """The question asks for a least where the answer sets a most, or the other way ("What is
+    the minimum size ...?" -> "less than 32 octets", "What is the maximum duration of absence
+    ...?" -> "exceeding 20 working days"): the bound's direction is in the answer (the lexicon's
+    `ceilings` and `floors`), the question names the other one. On the development labels, 9
+    verified items did so, all 9 wrong; none right was lost (2026-12-07)."""
+    direction = bound_direction(answer, language)
+    if direction is None:
+        return None
+    lex = lexicon(language)
+    other = lex.floors if direction == "ceiling" else lex.ceilings
+    low = question.casefold()
+    hit = next((p for p in sorted(other, key=len, reverse=True)
+                if re.search(rf"(?<!\w){re.escape(p)}(?!\w)", low)), None)
+    return None if hit is None else f"asks for {hit!r} where the answer is the other bound"
+
+
 def question_problems(question: str, *, answer: str, language: str, statement: str,
                       mention: list[str] | None = None, title: str = "",
                       nearby: list[str] | None = None) -> list[str]:
     """Every reason code finds to reject a single-hop question, in a fixed order."""
     checks = (shape_problem(question), language_problem(question, language),
               document_ref_problem(question, language), leak_problem(question, answer, language),
-              copy_problem(question, statement), heading_problem(question, title),
+              bound_problem(question, answer, language), copy_problem(question, statement),
+              heading_problem(question, title),
               mention_problem(question, mention or []), nearby_problem(question, nearby or []))
     return [c for c in checks if c]
