@@ -24,7 +24,8 @@ compared by code, retrieval is BM25. What cannot be read from structure is here,
 - `weekdays`: day names (English also their abbreviations and "weekend"): with `months`, the
   calendar words a capitalised phrase is not a name for (`builder.generate.statements`);
 - `nouns_capitalised`: whether the language capitalises every noun (German): a capital letter
-  then marks no name, so a single word needs another mark to be one (`builder.generate.spans`);
+  then marks no name, so a single word needs another mark to be one
+  (`builder.generate.statements`);
 - `openers`: words that open a sentence or a clause and are never a name there ("Please
   review", "Use your code"; empty for scripts without capital letters);
 - `units`: duration words -> second | minute | hour | day | workday | week | month | year;
@@ -62,8 +63,8 @@ SUPPORTED = ("en", "es", "fr", "de", "pt", "it", "nl", "zh", "ja", "ko")
 FALLBACK = "en"
 KEYS = ("stopwords", "filler", "homographs", "generic_headers", "yes", "no", "document_refs",
         "percent", "examples", "demonstratives", "numbers", "months", "weekdays",
-        "nouns_capitalised", "openers", "units", "negations", "citations", "contrast", "framing", "scales", "dozen",
-        "measures", "bounds_before", "bounds_after", "ceilings", "floors")
+        "nouns_capitalised", "openers", "units", "negations", "citations", "contrast", "framing",
+        "scales", "dozen", "measures", "bounds_before", "bounds_after", "ceilings", "floors")
 OPTIONAL = ("filler", "homographs", "openers")
 DURATION_UNITS = ("second", "minute", "hour", "day", "workday", "week", "month", "year")
 MEASURE_KINDS = ("length", "mass", "money", "temperature")
