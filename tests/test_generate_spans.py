@@ -149,6 +149,16 @@ def test_a_code_identifier_alone_or_apart_from_another_is_an_answer():
     assert {"trust_env", "limits"} <= {s.answer for s in spans_of_chunk(c, "d")}
 
 
+def test_a_value_inside_tex_math_is_no_answer_but_money_between_dollars_is():
+    text = (r"The formula $x^{2} = 4$ is shown in the note, and the course lasts 3 weeks in "
+            "total for every student.")
+    c = {"id": "c", "document_id": "d", "language": "en", "seq": 0, "text": text}
+    assert [s.answer for s in spans_of_chunk(c, "d")] == ["3 weeks"]  # not "4$"
+    money = dict(c, text="Parcels cost $5 and express parcels cost $10 for every order placed "
+                         "in the shop.")
+    assert {"$5", "$10"} <= {s.answer for s in spans_of_chunk(money, "d")}
+
+
 def test_a_worked_example_gives_no_answer_in_any_language():
     rule = "Employees are reimbursed up to £120 per night for hotel rooms in any city."
     example = ("For example, an employee who stays three nights in Leeds at £95 per night "

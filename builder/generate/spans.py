@@ -54,6 +54,9 @@ PRIORITY = {"amount": 0, "percent": 0, "duration": 0, "date": 0, "quantity": 0, 
 
 _CODE = re.compile(r"`([^`\n]{2,60})`")
 _ACRONYM = re.compile(r"(?<![\w-])[A-Z][A-Z0-9]{1,6}s?(?![\w-])")
+# inline TeX math: between two "$", holding a backslash, a "^", a "_" or a brace ("$5 and $10"
+# holds none of them and stays money)
+_MATH = re.compile(r"\$(?=[^$\n]*[\\^_{}])[^$\n]+\$")
 _QUOTED = re.compile(r"[\"“«]\s?([^\"”»\n]{2,60}?)\s?[\"”»]")
 # "**Scope**: works on well-defined tasks" -- a label and its value, as rubrics and option lists
 # write them; the value is an answer, the label and the section name the question's subject
@@ -164,7 +167,11 @@ def spans_of_chunk(chunk: dict, title: str) -> list[Span]:
                 whole = len(vals) == 1 and vals[0].text.strip() == value  # "10 GB", not "D1 - Dev 1"
                 candidates.append((value, "cell", vals[0] if whole else None))
         elif prose_like(text, language):
-            values = find_values(text, language)
+            # a value inside TeX math ("$e^{2i\\pi} = 1$") is a formula's, and its closing "$"
+            # reads as a currency: none is an answer
+            math = [m.span() for m in _MATH.finditer(text)]
+            values = [v for v in find_values(text, language)
+                      if not any(a < v.end and v.start < b for a, b in math)]
             ranges = _ranges(text, values)
             in_range = {id(v) for first, second in ranges for v in (first, second)}
             for first, second in ranges:  # the answer is the whole range, not one end of it
