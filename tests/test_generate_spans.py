@@ -159,6 +159,16 @@ def test_a_value_inside_tex_math_is_no_answer_but_money_between_dollars_is():
     assert {"$5", "$10"} <= {s.answer for s in spans_of_chunk(money, "d")}
 
 
+def test_a_table_rendered_from_the_code_block_above_it_gives_no_answer():
+    text = ("You can make tables with pipes and hyphens, for example:\n\n```md\n"
+            "| First name | Last name |\n| --- | --- |\n| Max | Planck |\n```\n\n"
+            "| First name | Last name |\n| --- | --- |\n| Max | Planck |\n\n"
+            "| Plan | Price |\n| --- | --- |\n| Basic | $10 |\n")
+    c = {"id": "c", "document_id": "d", "language": "en", "seq": 0, "text": text}
+    answers = {s.answer for s in spans_of_chunk(c, "d") if s.kind == "cell"}
+    assert "Planck" not in answers and "$10" in answers
+
+
 def test_a_worked_example_gives_no_answer_in_any_language():
     rule = "Employees are reimbursed up to £120 per night for hotel rooms in any city."
     example = ("For example, an employee who stays three nights in Leeds at £95 per night "
