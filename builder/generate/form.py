@@ -185,9 +185,7 @@ def bound_problem(question: str, answer: str, language: str) -> str | None:
         return None
     lex = lexicon(language)
     other = lex.floors if direction == "ceiling" else lex.ceilings
-    low = question.casefold()
-    hit = next((p for p in sorted(other, key=len, reverse=True)
-                if re.search(rf"(?<!\w){re.escape(p)}(?!\w)", low)), None)
+    hit = next((p for p in sorted(other, key=len, reverse=True) if contains(question, p)), None)
     return None if hit is None else f"asks for {hit!r} where the answer is the other bound"
 
 

@@ -35,7 +35,7 @@ from functools import lru_cache
 
 from builder.text.language import CJK_CHAR
 from builder.text.lexicon import lexicon
-from builder.text.markdown import line_blocks, plain, step_at
+from builder.text.markdown import cell_spans, line_blocks, plain, step_at
 from builder.text.values import Value, bounded, find_values, split_bound
 
 from builder.generate.answers import (PAIR_KINDS, VALUE_KINDS, Span, find_bridges, find_pairs,
@@ -140,17 +140,21 @@ def _rest_terms(statement: str, answer: str) -> set[str]:
     return key_terms(statement.replace(answer, " ")) - key_terms(answer)
 
 
+def _cell_key(text: str) -> str:
+    return " ".join(plain(text).split()).casefold()
+
+
 def _fenced_rows(text: str) -> list[set[str]]:
-    """The rows of the code blocks of `text`, each as the set of its cells (split at "|"),
-    casefolded. A table whose row a code block also writes is that code rendered: the example
-    of a syntax ("| Max | Planck |" after the Markdown that makes it), whose values answer
-    nothing (development set: an unclear item in two of three runs of one KB)."""
+    """The rows of the code blocks of `text`, each as the set of its cells (`_cell_key`). A
+    table whose row a code block also writes is that code rendered: the example of a syntax
+    ("| Max | Planck |" after the Markdown that makes it), whose values answer nothing
+    (development set: an unclear item in two of three runs of one KB)."""
     lines = text.split("\n")
     rows = []
     for block in line_blocks(lines):
         if block.kind == "code":
             for line in lines[block.start:block.end]:
-                cells = {" ".join(c.split()).casefold() for c in line.split("|") if c.strip()}
+                cells = {_cell_key(line[a:b]) for a, b in cell_spans(line)} - {""}
                 if len(cells) >= 2:
                     rows.append(cells)
     return rows
@@ -176,8 +180,8 @@ def spans_of_chunk(chunk: dict, title: str) -> list[Span]:
         candidates: list[tuple[str, str, Value | None]] = []
         if cell and cell["entity"] and not names_something(cell["entity"]):
             continue  # a row named "1." or "E": no question can say which row it asks about
-        if cell and any({plain(cell["entity"]).casefold(), cell["value"].strip().casefold()}
-                        <= row for row in fenced):
+        if cell and any({_cell_key(cell["entity"]), _cell_key(cell["value"])} <= row
+                        for row in fenced):
             continue  # a rendered example of the code block above it
         if cell:
             value = cell["value"].strip()
