@@ -12,10 +12,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 # Words of the KB list that are ordinary English, not names.
-GENERIC = {"handbook", "playbook", "encode", "publications", "website", "portfolio"}
+GENERIC = {"handbook", "playbook", "encode", "publications", "website", "portfolio", "docs"}
 PRODUCTS = {"37signals", "basecamp", "httpx", "obsidian", "caddy", "sourcegraph", "madaster",
             "owasp", "asvs", "spearbit", "trail of bits", "démarches simplifiées",
-            "demarches simplifiees", "beta.gouv", "etalab", "vitejs", "northwind", "trail club"}
+            "demarches simplifiees", "beta.gouv", "etalab", "vitejs", "northwind", "trail club",
+            "contao"}
 
 
 def kb_names() -> set[str]:
@@ -43,7 +44,8 @@ def checked_files() -> list[Path]:
 
 def test_the_names_list_is_read_from_the_benchmark():
     names = kb_names()
-    assert {"httpx", "obsidianmd", "obsidian-es", "caddyserver", "spearbit", "owasp"} <= names
+    assert {"httpx", "obsidianmd", "obsidian-es", "caddyserver", "spearbit", "owasp", "contao",
+            "cms-de"} <= names
     assert "handbook" not in names
 
 
