@@ -141,6 +141,8 @@ def _rest_terms(statement: str, answer: str) -> set[str]:
 
 
 def _cell_key(text: str) -> str:
+    """A cell as both sides of `_fenced_rows`' comparison read it: the code block's raw row and
+    the rendered table's parsed cell differ in markup, spacing and case, not in words."""
     return " ".join(plain(text).split()).casefold()
 
 
