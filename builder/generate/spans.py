@@ -195,9 +195,9 @@ def spans_of_chunk(chunk: dict, title: str) -> list[Span]:
         elif prose_like(text, language):
             # a value inside TeX math ("$e^{2i\\pi} = 1$") is a formula's, and its closing "$"
             # reads as a currency: none is an answer
-            math = [m.span() for m in _MATH.finditer(text)]
+            formulas = [m.span() for m in _MATH.finditer(text)]
             values = [v for v in find_values(text, language)
-                      if not any(a < v.end and v.start < b for a, b in math)]
+                      if not any(a < v.end and v.start < b for a, b in formulas)]
             ranges = _ranges(text, values)
             in_range = {id(v) for first, second in ranges for v in (first, second)}
             for first, second in ranges:  # the answer is the whole range, not one end of it
