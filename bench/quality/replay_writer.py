@@ -117,24 +117,36 @@ async def replay(db: Path, out: Path, cache: Path, kinds: set[str], kind_text: d
         examples = examples_for(ctx, [s for _, s in todo]) if kb_example else {}
         for cand, span in todo:
             mention = questions.mention_for(span, kb)
-            res = await ctx.call("question", write_vars(span, mention, examples.get(span.id)),
-                                 WrittenQuestions)
-            if not res.ok:
+            new = await ask(ctx, kb, span, mention,
+                            write_vars(span, mention, examples.get(span.id)))
+            if new is None:
                 continue
-            q, a, problems, offered = questions._choose(span, res.value.questions, mention,
-                                                        _precheck(kb))
-            if problems:
-                verdict, why, read = "failed", f"form: {problems[0]}", ""
-            else:
-                r = await round_trip(ctx, q, a, span.chunk_id, span.language, kb)
-                verdict, why, read = ("passed" if r.problem is None else "failed"), r.problem, r.answer
             f.write(json.dumps({
                 "span": span.id, "kind": span.kind, "statement": span.statement,
                 "old_q": cand[1], "old_a": cand[2], "old_v": "dup" if cand[5] else cand[3],
-                "old_why": json.loads(cand[4] or "[]"), "new_q": q, "new_a": a,
-                "new_v": verdict, "new_why": why, "reader": read, "offered": offered},
+                "old_why": json.loads(cand[4] or "[]"), "new_q": new["question"],
+                "new_a": new["answer"], "new_v": new["verdict"], "new_why": new["why"],
+                "reader": new["reader"], "offered": new["offered"]},
                 ensure_ascii=False) + "\n")
             f.flush()
+
+
+async def ask(ctx: RunContext, kb: KnowledgeIndex, span: Span, mention: list[str],
+              variables: dict) -> dict | None:
+    """One span asked and read as a run asks it: the question call with `variables`, the
+    wording chosen (`questions._choose`), the round trip; None when the call gave no reply."""
+    res = await ctx.call("question", variables, WrittenQuestions)
+    if not res.ok:
+        return None
+    q, a, problems, offered = questions._choose(span, res.value.questions, mention,
+                                                _precheck(kb))
+    if problems:
+        verdict, why, read = "failed", f"form: {problems[0]}", ""
+    else:
+        r = await round_trip(ctx, q, a, span.chunk_id, span.language, kb)
+        verdict, why, read = ("passed" if r.problem is None else "failed"), r.problem, r.answer
+    return {"question": q, "answer": a, "verdict": verdict, "why": why, "reader": read,
+            "offered": offered}
 
 
 def main() -> None:
