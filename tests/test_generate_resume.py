@@ -8,6 +8,7 @@ from collections import Counter
 import pytest
 
 from builder.generate.models import GenerateOptions
+from builder.store.candidates import done_infos
 from builder.generate.runner import run_generate
 from builder.llm.types import BudgetExceeded, LLMResult
 
@@ -146,3 +147,24 @@ def test_a_later_wave_cut_short_is_finished_as_the_same_wave(clean, kb_store):
     assert kb_store.query("SELECT count(*) AS n FROM candidates WHERE verdict = 'passed'")[0]["n"]
     run_generate(kb_store, ScriptedLLM(ideal), GenerateOptions(n=10))
     assert snapshot(kb_store) == expected
+
+
+def test_waves_stay_small_until_an_item_is_verified(kb_store):
+    """With the embedded model a wave writes all its questions before it reads any; so while
+    nothing is verified the next wave is as small as the first (three spans), and once an item
+    is verified waves grow to eight."""
+    seen: Counter = Counter()
+
+    def respond(name, v, role):
+        if name == "question":
+            seen[name] += 1
+            if seen[name] <= 5:  # the first five questions hold their answer: the form fails them
+                return {"questions": [f"What is {v['answer']}?"]}
+        return ideal(name, v, role)
+
+    local = ScriptedLLM(respond)
+    local.local = True
+    run_generate(kb_store, local, GenerateOptions(n=12, types=["single_hop"]))
+    waves = sorted(done_infos(kb_store, "wave"), key=lambda i: i["index"])
+    sizes = [len(w["spans"]) for w in waves]
+    assert sizes[:2] == [3, 3] and sizes[2] > 3, sizes
