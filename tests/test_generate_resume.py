@@ -8,6 +8,7 @@ from collections import Counter
 import pytest
 
 from builder.generate.models import GenerateOptions
+from builder.generate.pipeline import FIRST_WAVE
 from builder.store.candidates import done_infos
 from builder.generate.runner import run_generate
 from builder.llm.types import BudgetExceeded, LLMResult
@@ -151,8 +152,8 @@ def test_a_later_wave_cut_short_is_finished_as_the_same_wave(clean, kb_store):
 
 def test_waves_stay_small_until_an_item_is_verified(kb_store):
     """With the embedded model a wave writes all its questions before it reads any; so while
-    nothing is verified the next wave is as small as the first (three spans), and once an item
-    is verified waves grow to eight."""
+    nothing is verified every wave is as small as the first, and once an item is verified
+    waves grow."""
     seen: Counter = Counter()
 
     def respond(name, v, role):
@@ -167,4 +168,6 @@ def test_waves_stay_small_until_an_item_is_verified(kb_store):
     run_generate(kb_store, local, GenerateOptions(n=12, types=["single_hop"]))
     waves = sorted(done_infos(kb_store, "wave"), key=lambda i: i["index"])
     sizes = [len(w["spans"]) for w in waves]
-    assert sizes[:2] == [3, 3] and sizes[2] > 3, sizes
+    asked = [sum(sizes[:i + 1]) for i in range(len(sizes))]
+    passing = next(i for i, total in enumerate(asked) if total >= 6)  # the wave of the 6th
+    assert set(sizes[:passing + 1]) == {FIRST_WAVE} and sizes[passing + 1] > FIRST_WAVE, sizes
