@@ -9,9 +9,9 @@ import pytest
 
 from builder.generate.models import GenerateOptions
 from builder.generate.pipeline import FIRST_WAVE
-from builder.store.candidates import done_infos
 from builder.generate.runner import run_generate
 from builder.llm.types import BudgetExceeded, LLMResult
+from builder.store.candidates import done_infos
 
 from tests.fakes import ScriptedLLM
 from tests.support.scripted_kb import build_kb, ideal
