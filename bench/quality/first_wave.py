@@ -25,7 +25,7 @@ from builder.generate.context import RunContext
 from builder.generate.knowledge import KnowledgeIndex
 from builder.generate.models import GenerateOptions
 from builder.generate.pipeline import FIRST_WAVE, _take
-from builder.generate.plan import for_generator, type_targets
+from builder.generate.plan import for_run
 from builder.generate.runner import section_title
 from builder.generate.spans import plan_spans
 from builder.llm.settings import LLMSettings
@@ -43,8 +43,7 @@ def seeds(text: str) -> list[int]:
 async def first_waves(db: Path, out: Path, cache: Path, seed_list: list[int], n: int) -> None:
     if not cache.exists():
         shutil.copy(db, cache)
-    plan, _ = type_targets(n, None, None)
-    plan, _ = for_generator(plan, local=True, mix=None, types=None)
+    plan, _ = for_run(GenerateOptions(n=n), local=True)
     with Store(cache) as store, open_llm(store, LLMSettings(), job="first-wave") as llm, \
             out.open("w") as f:
         chunks = list_chunks(store)

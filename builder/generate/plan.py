@@ -17,7 +17,7 @@ from builder.errors import InputError
 
 from builder.vocabulary import DEFENSIVE, TYPES
 
-from builder.generate.models import DEFAULT_MIX
+from builder.generate.models import DEFAULT_MIX, GenerateOptions
 
 
 # Kinds a small local model builds wrong more often than right, by our reading of the development
@@ -140,3 +140,11 @@ def for_generator(plan: dict[str, int], *, local: bool, mix: dict[str, float] | 
                          f"{turn} place(s) go to {' and '.join(given)}")
     order = {t: i for i, t in enumerate(TYPES)}
     return dict(sorted(plan.items(), key=lambda kv: order[kv[0]])), notes
+
+
+def for_run(options: GenerateOptions, *, local: bool) -> tuple[dict[str, int], list[str]]:
+    """The plan a run with `options` follows (type_targets, then for_generator), and its notes:
+    one place, so a benchmark that replays part of a run plans as the run does."""
+    plan, notes = type_targets(options.n, options.mix, options.types, options.min_defensive)
+    plan, moved = for_generator(plan, local=local, mix=options.mix, types=options.types)
+    return plan, notes + moved

@@ -27,7 +27,7 @@ from builder.generate import dedup, difficulty, pipeline
 from builder.generate.candidate import stable_id, stale_duplicates
 from builder.generate.context import RunContext
 from builder.generate.models import GenerateOptions, GenerateSummary
-from builder.generate.plan import for_generator, type_targets
+from builder.generate.plan import for_run
 from builder.generate.summary import build_summary
 
 
@@ -63,10 +63,8 @@ async def arun_generate(store: Store, llm: LLM, options: GenerateOptions,
     if not chunks:
         where = f" matching --docs {options.docs!r}" if options.docs else ""
         raise InputError(f"no chunks{where} in {store.path}; run `golden ingest` first")
-    plan, notes = type_targets(options.n, options.mix, options.types, options.min_defensive)
-    plan, moved = for_generator(plan, local=getattr(llm, "local", False), mix=options.mix,
-                                types=options.types)
-    ctx.notes.extend(notes + moved)
+    plan, notes = for_run(options, local=getattr(llm, "local", False))
+    ctx.notes.extend(notes)
     titles = {c["id"]: section_title(c) or "" for c in chunks}
     if getattr(llm, "dry_run", False):
         est = await pipeline.estimate(ctx, chunks, titles, plan)
