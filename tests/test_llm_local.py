@@ -122,6 +122,53 @@ def test_missing_llama_cpp_says_what_to_install(tmp_path, monkeypatch):
         server.start()
 
 
+def test_llama_server_is_the_one_named_else_the_one_on_path_and_off_means_none(tmp_path):
+    binary = tmp_path / "bin" / "llama-server"
+    binary.parent.mkdir()
+    binary.write_text("#!/bin/sh\n")
+    binary.chmod(0o755)
+    on_path = {"PATH": str(binary.parent)}
+    assert local_server.llama_server_binary(on_path) == str(binary)
+    assert local_server.llama_server_binary({"PATH": str(tmp_path)}) is None
+    for off in ("off", "OFF", "none", "0"):
+        assert local_server.llama_server_binary({**on_path, "GOLDEN_LLAMA_SERVER": off}) is None
+    named = tmp_path / "elsewhere"
+    named.write_text("#!/bin/sh\n")
+    named.chmod(0o755)
+    assert local_server.llama_server_binary(
+        {"PATH": str(tmp_path / "nowhere"), "GOLDEN_LLAMA_SERVER": str(named)}) == str(named)
+    named.chmod(0o644)  # not executable: not a server golden can run
+    assert local_server.llama_server_binary(
+        {"PATH": str(tmp_path / "nowhere"), "GOLDEN_LLAMA_SERVER": str(named)}) is None
+
+
+def test_llama_server_command_serves_one_request_at_a_time_on_loopback():
+    cmd = local_server.llama_server_command("/x/llama-server", Path("/m.gguf"), 8123,
+                                            "local:m", 4096, threads=2, amx=False)
+    opts = dict(zip(cmd[1::2], cmd[2::2]))
+    assert cmd[0] == "/x/llama-server"
+    assert opts["-m"] == "/m.gguf" and opts["--host"] == "127.0.0.1" and opts["--port"] == "8123"
+    assert opts["--alias"] == "local:m" and opts["-c"] == "4096" and opts["-np"] == "1"
+    assert opts["-t"] == opts["-tb"] == "2" and opts["--cache-ram"] == "2048"
+    assert "--no-repack" not in cmd
+    amx = local_server.llama_server_command("/x/llama-server", Path("/m.gguf"), 8123,
+                                            "local:m", 4096, threads=1, amx=True)
+    assert amx[-1] == "--no-repack" and "-t" in amx and amx[amx.index("-t") + 1] == "1"
+
+
+def test_a_llama_server_that_will_not_start_is_reported_when_nothing_else_can_serve(
+        tmp_path, monkeypatch):
+    broken = tmp_path / "llama-server"
+    broken.write_text("#!/bin/sh\necho 'error: invalid argument: --cache-ram' >&2\nexit 1\n")
+    broken.chmod(0o755)
+    monkeypatch.setenv("GOLDEN_LLAMA_SERVER", str(broken))
+    monkeypatch.setattr(local_server, "llama_cpp_available", lambda: False)
+    server = local_server.LocalServer(tmp_path / "m.gguf", alias="local:m", progress=lambda m: None)
+    with pytest.raises(JobError, match=r"exited with code 1: error: invalid argument: --cache-ram"):
+        server.start()
+    assert server.proc is None
+
+
 def test_child_dies_with_its_parent_even_on_kill_9():
     code = ("import subprocess, sys, time\n"
             "from builder.llm.local_server import die_with_parent\n"
@@ -180,12 +227,26 @@ class Choice(BaseModel):
     country: Literal["France", "Italy"]
 
 
+def _engine(name: str, monkeypatch) -> None:
+    """Serve with `name`: llama-cpp-python (the suite's default), or a llama-server on PATH
+    (skipped where there is none)."""
+    if name == "llama-server":
+        import shutil
+
+        binary = shutil.which("llama-server")
+        if binary is None:
+            pytest.skip("no llama-server on PATH")
+        monkeypatch.setenv("GOLDEN_LLAMA_SERVER", binary)
+
+
 @pytest.mark.integration
-def test_real_local_server_end_to_end(tmp_path, smollm2_path):
+@pytest.mark.parametrize("engine", ["llama-cpp-python", "llama-server"])
+def test_real_local_server_end_to_end(tmp_path, smollm2_path, engine, monkeypatch):
     import asyncio
 
     import openai
 
+    _engine(engine, monkeypatch)
     lines: list[str] = []
     settings = LLMSettings(local_model="smollm2-135m", temperature=0.0, max_tokens=64)
     with Store(tmp_path / "g.db") as store:
@@ -206,7 +267,9 @@ def test_real_local_server_end_to_end(tmp_path, smollm2_path):
                 max_tokens=64, temperature=0)
             assert parsed.choices[0].message.parsed.country in ("France", "Italy")
             server_pid = llm.local_server.pid
-        assert any("starting the local model server" in line for line in lines)
+            assert llm.local_server.engine == engine
+        assert any(f"starting the local model server (local:smollm2-135m-instruct-q4_1, {engine})"
+                   in line for line in lines)
         assert any("ready in" in line for line in lines)
         assert _gone(server_pid), "server must stop when the block exits"
         (row,) = store.query("SELECT * FROM llm_calls")
@@ -216,6 +279,27 @@ def test_real_local_server_end_to_end(tmp_path, smollm2_path):
         with open_llm(store, settings, job="it2", progress=lines.append) as llm:
             again = asyncio.run(llm.structured(PROMPT, {"city": "Paris"}, Capital))
             assert again.cached and llm.summary()["network_calls"] == 0
+
+
+@pytest.mark.integration
+def test_a_llama_server_that_will_not_start_leaves_llama_cpp_python_to_serve(
+        tmp_path, smollm2_path, monkeypatch):
+    broken = tmp_path / "llama-server"
+    broken.write_text("#!/bin/sh\necho 'error: invalid argument: --cache-ram' >&2\nexit 1\n")
+    broken.chmod(0o755)
+    monkeypatch.setenv("GOLDEN_LLAMA_SERVER", str(broken))
+    lines: list[str] = []
+    server = local_server.LocalServer(smollm2_path, alias="local:x", progress=lines.append,
+                                      n_ctx=512)
+    try:
+        url = server.start()
+        assert local_server._served_models(url) == ["local:x"]
+        assert server.engine == "llama-cpp-python"
+    finally:
+        server.stop()
+    said = " | ".join(lines)
+    assert f"{broken} did not start" in said and "invalid argument: --cache-ram" in said
+    assert "serving with llama-cpp-python instead" in said
 
 
 @pytest.mark.integration

@@ -1,8 +1,19 @@
 """Running the embedded llama.cpp server as a child process that never outlives golden.
 
-`LocalServer.start()` launches `python -m builder.llm.llama_server` on 127.0.0.1 on a free
-port and returns its base URL once GET /v1/models answers with the model we asked for (so a
-port reused by something else is never mistaken for our server). The child goes away when:
+`LocalServer.start()` launches a server on 127.0.0.1 on a free port and returns its base URL
+once GET /v1/models answers with the model we asked for (so a port reused by something else is
+never mistaken for our server). Two engines serve the same OpenAI-compatible API:
+
+- llama.cpp's own `llama-server`, where one is installed (on PATH, or named by
+  `GOLDEN_LLAMA_SERVER`): it keeps the computed prompt in place between calls and restores the
+  question writer's and the reader's prompts from its RAM cache, and samples grammar-constrained
+  tokens lazily: the demo's generation took 0.61x the time of the other engine on 2 cores
+  (bench/RESULTS.md, 2026-12-07). A binary that will not start (too old for a flag below, say)
+  leaves the other engine to serve, with a note;
+- `python -m builder.llm.llama_server` (llama-cpp-python, installed by `golden[local]`), the
+  default on a fresh machine. `GOLDEN_LLAMA_SERVER=off` keeps to it.
+
+The child goes away when:
 
 - the `open_llm` block exits, normally or with an exception or Ctrl-C (`stop()`);
 - the interpreter exits (`atexit`) or golden gets SIGTERM/SIGHUP (signal handlers);
@@ -22,6 +33,7 @@ import ctypes
 import importlib.util
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -35,6 +47,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from builder.errors import JobError
+from builder.llm.llama_server import CACHE_BYTES, cpu_has_amx, default_threads
 
 STARTUP_TIMEOUT_S = 180.0
 STOP_TIMEOUT_S = 5.0
@@ -60,6 +73,31 @@ def llama_cpp_available() -> bool:
     return all(importlib.util.find_spec(m) is not None for m in ("llama_cpp", "uvicorn", "fastapi"))
 
 
+def llama_server_binary(environ: dict[str, str] | None = None) -> str | None:
+    """The `llama-server` to run: `GOLDEN_LLAMA_SERVER` (a path, or `off` for none), else the
+    one on PATH; None when there is none."""
+    env = os.environ if environ is None else environ
+    named = env.get("GOLDEN_LLAMA_SERVER", "").strip()
+    if named.lower() in ("off", "none", "0", "no"):
+        return None
+    if named:
+        return shutil.which(named) or (named if os.access(named, os.X_OK) else None)
+    return shutil.which("llama-server", path=env.get("PATH"))
+
+
+def llama_server_command(binary: str, model_path: Path, port: int, alias: str, n_ctx: int,
+                         threads: int, amx: bool) -> list[str]:
+    """llama-server's command line, with the settings llama_server.py gives the other engine:
+    one request at a time (`-np 1`: golden's calls queue anyway, and a slot keeps all of
+    `n_ctx`), the thread count `default_threads` picks, a 2 GiB prompt cache (its default is
+    8 GiB), and no repacked weights on a CPU with AMX tiles (llama.cpp#20824: the AMX path of
+    a native build crashed at the first call, see `install_cpu_guard`)."""
+    cmd = [binary, "-m", str(model_path), "--host", "127.0.0.1", "--port", str(port),
+           "--alias", alias, "-c", str(n_ctx), "-np", "1", "-t", str(threads),
+           "-tb", str(threads), "--cache-ram", str(CACHE_BYTES >> 20)]
+    return cmd + (["--no-repack"] if amx else [])
+
+
 class LocalServer:
     """One llama.cpp server process serving one model under `alias`."""
 
@@ -72,22 +110,38 @@ class LocalServer:
         self.startup_timeout = startup_timeout
         self.proc: subprocess.Popen | None = None
         self.base_url: str | None = None
+        self.engine: str | None = None  # "llama-server" or "llama-cpp-python", once started
         self._log_path: str | None = None
         self._old_handlers: dict[int, object] = {}
 
     def start(self) -> str:
         """Launch and health-check the server; returns its base URL (ending in /v1)."""
+        binary = llama_server_binary()
+        if binary is not None:
+            try:
+                return self._start("llama-server", lambda port: llama_server_command(
+                    binary, self.model_path, port, self.alias, self.n_ctx, default_threads(),
+                    cpu_has_amx()))
+            except JobError as exc:
+                if not llama_cpp_available():
+                    raise
+                self.progress(f"{binary} did not start ({exc}); serving with llama-cpp-python "
+                              "instead")
         if not llama_cpp_available():
             raise JobError(INSTALL_HINT)
+        return self._start("llama-cpp-python", lambda port: [
+            sys.executable, "-m", "builder.llm.llama_server", "--model", str(self.model_path),
+            "--port", str(port), "--alias", self.alias, "--n-ctx", str(self.n_ctx)])
+
+    def _start(self, engine: str, command: Callable[[int], list[str]]) -> str:
         port = free_port()
         t0 = time.monotonic()
-        self.progress(f"starting the local model server ({self.alias}) on 127.0.0.1:{port}")
+        self.progress(f"starting the local model server ({self.alias}, {engine}) on "
+                      f"127.0.0.1:{port}")
         log = tempfile.NamedTemporaryFile(prefix="golden-llama-", suffix=".log", delete=False)
         self._log_path = log.name
-        cmd = [sys.executable, "-m", "builder.llm.llama_server", "--model", str(self.model_path),
-               "--port", str(port), "--alias", self.alias, "--n-ctx", str(self.n_ctx)]
         with log:
-            self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log,
+            self.proc = subprocess.Popen(command(port), stdin=subprocess.DEVNULL, stdout=log,
                                          stderr=subprocess.STDOUT, preexec_fn=die_with_parent,
                                          start_new_session=True)
         atexit.register(self.stop)
@@ -98,7 +152,7 @@ class LocalServer:
         except BaseException:
             self.stop()
             raise
-        self.base_url = url
+        self.base_url, self.engine = url, engine
         self.progress(f"local model server ready in {time.monotonic() - t0:.1f} s")
         return url
 
