@@ -156,12 +156,19 @@ def test_llama_server_command_serves_one_request_at_a_time_on_loopback():
     assert amx[-1] == "--no-repack" and "-t" in amx and amx[amx.index("-t") + 1] == "1"
 
 
-def test_a_llama_server_that_will_not_start_is_reported_when_nothing_else_can_serve(
-        tmp_path, monkeypatch):
+def _llama_server_too_old(tmp_path: Path, monkeypatch) -> Path:
+    """A `llama-server` (named by GOLDEN_LLAMA_SERVER) that exits at once as an old build
+    does on a flag it does not know."""
     broken = tmp_path / "llama-server"
     broken.write_text("#!/bin/sh\necho 'error: invalid argument: --cache-ram' >&2\nexit 1\n")
     broken.chmod(0o755)
     monkeypatch.setenv("GOLDEN_LLAMA_SERVER", str(broken))
+    return broken
+
+
+def test_a_llama_server_that_will_not_start_is_reported_when_nothing_else_can_serve(
+        tmp_path, monkeypatch):
+    _llama_server_too_old(tmp_path, monkeypatch)
     monkeypatch.setattr(local_server, "llama_cpp_available", lambda: False)
     server = local_server.LocalServer(tmp_path / "m.gguf", alias="local:m", progress=lambda m: None)
     with pytest.raises(JobError, match=r"exited with code 1: error: invalid argument: --cache-ram"):
@@ -284,10 +291,7 @@ def test_real_local_server_end_to_end(tmp_path, smollm2_path, engine, monkeypatc
 @pytest.mark.integration
 def test_a_llama_server_that_will_not_start_leaves_llama_cpp_python_to_serve(
         tmp_path, smollm2_path, monkeypatch):
-    broken = tmp_path / "llama-server"
-    broken.write_text("#!/bin/sh\necho 'error: invalid argument: --cache-ram' >&2\nexit 1\n")
-    broken.chmod(0o755)
-    monkeypatch.setenv("GOLDEN_LLAMA_SERVER", str(broken))
+    broken = _llama_server_too_old(tmp_path, monkeypatch)
     lines: list[str] = []
     server = local_server.LocalServer(smollm2_path, alias="local:x", progress=lines.append,
                                       n_ctx=512)
