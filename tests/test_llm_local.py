@@ -8,6 +8,7 @@ from typing import Literal
 import dataclasses
 import hashlib
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -137,9 +138,12 @@ def test_llama_server_is_the_one_named_else_the_one_on_path_and_off_means_none(t
     named.chmod(0o755)
     assert local_server.llama_server_binary(
         {"PATH": str(tmp_path / "nowhere"), "GOLDEN_LLAMA_SERVER": str(named)}) == str(named)
-    named.chmod(0o644)  # not executable: not a server golden can run
-    assert local_server.llama_server_binary(
-        {"PATH": str(tmp_path / "nowhere"), "GOLDEN_LLAMA_SERVER": str(named)}) is None
+    named.chmod(0o644)  # not executable, or not there: said, not passed over
+    for wrong in (named, tmp_path / "missing", tmp_path):
+        with pytest.raises(InputError, match=rf"GOLDEN_LLAMA_SERVER={re.escape(str(wrong))}: "
+                                             "not an executable file"):
+            local_server.llama_server_binary(
+                {"PATH": str(tmp_path / "nowhere"), "GOLDEN_LLAMA_SERVER": str(wrong)})
 
 
 def test_llama_server_command_serves_one_request_at_a_time_on_loopback():

@@ -46,7 +46,7 @@ import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 
-from builder.errors import JobError
+from builder.errors import InputError, JobError
 from builder.llm.llama_server import CACHE_BYTES, cpu_has_amx, default_threads
 
 STARTUP_TIMEOUT_S = 180.0
@@ -75,13 +75,20 @@ def llama_cpp_available() -> bool:
 
 def llama_server_binary(environ: dict[str, str] | None = None) -> str | None:
     """The `llama-server` to run: `GOLDEN_LLAMA_SERVER` (a path, or `off` for none), else the
-    one on PATH; None when there is none."""
+    one on PATH; None when there is none. A name that is no executable is the user's mistake,
+    said as one (InputError), not passed over for the other engine."""
     env = os.environ if environ is None else environ
     named = env.get("GOLDEN_LLAMA_SERVER", "").strip()
     if named.lower() in ("off", "none", "0", "no"):
         return None
     if named:
-        return shutil.which(named) or (named if os.access(named, os.X_OK) else None)
+        found = shutil.which(named, path=env.get("PATH"))
+        if found is None and os.path.isfile(named) and os.access(named, os.X_OK):
+            found = named
+        if found is None:
+            raise InputError(f"GOLDEN_LLAMA_SERVER={named}: not an executable file (give the "
+                             "path of llama-server, or off to serve with llama-cpp-python)")
+        return found
     return shutil.which("llama-server", path=env.get("PATH"))
 
 
