@@ -3,7 +3,7 @@ server's raw speed (issue 30).
 
     python bench/bench_generate.py samples            # the demo's KB
     python bench/bench_generate.py /work/kbs/policy-en --n 20 [--threads 2]
-    python bench/bench_generate.py samples --engine llama-cpp-python   # or llama-server
+    python bench/bench_generate.py samples --engine xllamacpp   # or llama-server, llama-cpp-python
 
 Runs what a user runs, in a subprocess (`golden ingest KB`, `golden generate --n N`) on a fresh
 database with the embedded model, then, in the same run, measures the server's raw speed on a
@@ -21,7 +21,6 @@ import asyncio
 import json
 import os
 import re
-import shutil
 import sqlite3
 import subprocess
 import sys
@@ -85,9 +84,9 @@ def main() -> None:
     ap.add_argument("kb", help="a folder, or 'samples' for the demo's knowledge base")
     ap.add_argument("--n", type=int, default=20)
     ap.add_argument("--threads", type=int, default=None, help="GOLDEN_LOCAL_THREADS for both")
-    ap.add_argument("--engine", choices=("auto", "llama-server", "llama-cpp-python"),
-                    default="auto", help="the embedded server for both (auto: llama-server "
-                    "when one is on PATH, as golden chooses)")
+    ap.add_argument("--engine", choices=("auto", "llama-server", "xllamacpp", "llama-cpp-python"),
+                    default="auto", help="the embedded server for both (GOLDEN_LOCAL_ENGINE; "
+                    "auto: the first installed, as golden chooses)")
     ap.add_argument("--json", type=Path, default=None)
     args = ap.parse_args()
     kb = ROOT / "samples" if args.kb == "samples" else Path(args.kb)
@@ -97,10 +96,8 @@ def main() -> None:
     from builder.llm.llama_server import default_threads
     threads = args.threads or default_threads()
     env["GOLDEN_LOCAL_THREADS"] = str(threads)
-    engine = {"auto": None, "llama-server": shutil.which("llama-server") or "llama-server",
-              "llama-cpp-python": "off"}[args.engine]
-    if engine:  # the speed probe runs in this process, so it reads os.environ
-        env["GOLDEN_LLAMA_SERVER"] = os.environ["GOLDEN_LLAMA_SERVER"] = engine
+    # the speed probe runs in this process, so it reads os.environ
+    env["GOLDEN_LOCAL_ENGINE"] = os.environ["GOLDEN_LOCAL_ENGINE"] = args.engine
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "g.db"
         ingest = golden(db, "ingest", str(kb), env=env)

@@ -5,8 +5,8 @@ every `GOLDEN_*` and `OPENAI_*` environment variable removed, so a developer's o
 `golden.toml`, `golden.db`, API key, base URL, model or prompts folder can never change a
 result or be written to. Tests that need a setting set it themselves (`monkeypatch.setenv`).
 `GOLDEN_CRASH_SEED` is kept: it is a knob of the crash tests, not a golden setting.
-`GOLDEN_LLAMA_SERVER` is set to `off`, so the embedded server is llama-cpp-python's on every
-machine, whether or not a `llama-server` is on PATH; the tests of that engine name it.
+`GOLDEN_LOCAL_ENGINE` is set to `llama-cpp-python`, so the embedded server is the same on every
+machine, whatever else is installed; the tests of the other engines name theirs.
 
 The helpers behind the fixtures live in `tests/support/`.
 """
@@ -28,7 +28,7 @@ def isolated(tmp_path, monkeypatch):
     for name in list(os.environ):
         if name.startswith(("GOLDEN_", "OPENAI_")) and name not in SUITE_KNOBS:
             monkeypatch.delenv(name)
-    monkeypatch.setenv("GOLDEN_LLAMA_SERVER", "off")
+    monkeypatch.setenv("GOLDEN_LOCAL_ENGINE", "llama-cpp-python")
     monkeypatch.chdir(tmp_path)
 
 

@@ -116,23 +116,53 @@ def test_resolve_local_model(tmp_path):
         resolve_local_model("gpt-9")
 
 
-def test_missing_llama_cpp_says_what_to_install(tmp_path, monkeypatch):
-    monkeypatch.setattr(local_server, "llama_cpp_available", lambda: False)
+def _no_engine_but(monkeypatch, tmp_path, *installed: str) -> None:
+    """Only `installed` engines are there (no llama-server on PATH unless named)."""
+    monkeypatch.setenv("PATH", str(tmp_path / "empty-path"))
+    monkeypatch.setattr(local_server, "xllamacpp_available", lambda: "xllamacpp" in installed)
+    monkeypatch.setattr(local_server, "llama_cpp_available",
+                        lambda: "llama-cpp-python" in installed)
+
+
+def test_missing_engine_says_what_to_install(tmp_path, monkeypatch):
+    monkeypatch.setenv("GOLDEN_LOCAL_ENGINE", "auto")
+    _no_engine_but(monkeypatch, tmp_path)
     server = local_server.LocalServer(tmp_path / "m.gguf", alias="local:m", progress=lambda m: None)
     with pytest.raises(JobError, match=r"pip install 'golden\[local\]'"):
         server.start()
 
 
-def test_llama_server_is_the_one_named_else_the_one_on_path_and_off_means_none(tmp_path):
+def test_engines_are_tried_fastest_first_or_only_the_one_asked_for(tmp_path, monkeypatch):
     binary = tmp_path / "bin" / "llama-server"
     binary.parent.mkdir()
     binary.write_text("#!/bin/sh\n")
     binary.chmod(0o755)
+    _no_engine_but(monkeypatch, tmp_path, "xllamacpp", "llama-cpp-python")
     on_path = {"PATH": str(binary.parent)}
-    assert local_server.llama_server_binary(on_path) == str(binary)
+    assert local_server.engines_to_try(on_path) == [
+        ("llama-server", str(binary)), ("xllamacpp", None), ("llama-cpp-python", None)]
+    assert local_server.engines_to_try({"PATH": str(tmp_path)}) == [
+        ("xllamacpp", None), ("llama-cpp-python", None)]
+    assert local_server.engines_to_try({**on_path, "GOLDEN_LOCAL_ENGINE": "xllamacpp"}) == [
+        ("xllamacpp", None)]
+    assert local_server.engines_to_try({**on_path, "GOLDEN_LOCAL_ENGINE": "Llama-Server"}) == [
+        ("llama-server", str(binary))]
+    with pytest.raises(InputError, match="GOLDEN_LOCAL_ENGINE=llama-server, which is not installed"):
+        local_server.engines_to_try({"PATH": str(tmp_path), "GOLDEN_LOCAL_ENGINE": "llama-server"})
+    with pytest.raises(InputError, match="GOLDEN_LOCAL_ENGINE=vllm: expected auto or one of"):
+        local_server.engines_to_try({"GOLDEN_LOCAL_ENGINE": "vllm"})
+    _no_engine_but(monkeypatch, tmp_path)
+    with pytest.raises(InputError, match="GOLDEN_LOCAL_ENGINE=xllamacpp, which is not installed"):
+        local_server.engines_to_try({"GOLDEN_LOCAL_ENGINE": "xllamacpp"})
+
+
+def test_llama_server_is_the_one_named_else_the_one_on_path(tmp_path):
+    binary = tmp_path / "bin" / "llama-server"
+    binary.parent.mkdir()
+    binary.write_text("#!/bin/sh\n")
+    binary.chmod(0o755)
+    assert local_server.llama_server_binary({"PATH": str(binary.parent)}) == str(binary)
     assert local_server.llama_server_binary({"PATH": str(tmp_path)}) is None
-    for off in ("off", "OFF", "none", "0"):
-        assert local_server.llama_server_binary({**on_path, "GOLDEN_LLAMA_SERVER": off}) is None
     named = tmp_path / "elsewhere"
     named.write_text("#!/bin/sh\n")
     named.chmod(0o755)
@@ -173,7 +203,8 @@ def _llama_server_too_old(tmp_path: Path, monkeypatch) -> Path:
 def test_a_llama_server_that_will_not_start_is_reported_when_nothing_else_can_serve(
         tmp_path, monkeypatch):
     _llama_server_too_old(tmp_path, monkeypatch)
-    monkeypatch.setattr(local_server, "llama_cpp_available", lambda: False)
+    monkeypatch.setenv("GOLDEN_LOCAL_ENGINE", "auto")
+    _no_engine_but(monkeypatch, tmp_path)
     server = local_server.LocalServer(tmp_path / "m.gguf", alias="local:m", progress=lambda m: None)
     with pytest.raises(JobError, match=r"exited with code 1: error: invalid argument: --cache-ram"):
         server.start()
@@ -239,19 +270,21 @@ class Choice(BaseModel):
 
 
 def _engine(name: str, monkeypatch) -> None:
-    """Serve with `name`: llama-cpp-python (the suite's default), or a llama-server on PATH
-    (skipped where there is none)."""
-    if name == "llama-server":
-        import shutil
+    """Serve with `name` (skipped where it is not installed)."""
+    import shutil
 
+    if name == "llama-server":
         binary = shutil.which("llama-server")
         if binary is None:
             pytest.skip("no llama-server on PATH")
         monkeypatch.setenv("GOLDEN_LLAMA_SERVER", binary)
+    if name == "xllamacpp" and not local_server.xllamacpp_available():
+        pytest.skip("xllamacpp is not installed")
+    monkeypatch.setenv("GOLDEN_LOCAL_ENGINE", name)
 
 
 @pytest.mark.integration
-@pytest.mark.parametrize("engine", ["llama-cpp-python", "llama-server"])
+@pytest.mark.parametrize("engine", local_server.ENGINES)
 def test_real_local_server_end_to_end(tmp_path, smollm2_path, engine, monkeypatch):
     import asyncio
 
@@ -293,25 +326,30 @@ def test_real_local_server_end_to_end(tmp_path, smollm2_path, engine, monkeypatc
 
 
 @pytest.mark.integration
-def test_a_llama_server_that_will_not_start_leaves_llama_cpp_python_to_serve(
+def test_a_llama_server_that_will_not_start_leaves_the_next_engine_to_serve(
         tmp_path, smollm2_path, monkeypatch):
     broken = _llama_server_too_old(tmp_path, monkeypatch)
+    if not local_server.xllamacpp_available():
+        pytest.skip("xllamacpp is not installed")
+    monkeypatch.setenv("GOLDEN_LOCAL_ENGINE", "auto")
     lines: list[str] = []
     server = local_server.LocalServer(smollm2_path, alias="local:x", progress=lines.append,
                                       n_ctx=512)
     try:
         url = server.start()
         assert local_server._served_models(url) == ["local:x"]
-        assert server.engine == "llama-cpp-python"
+        assert server.engine == "xllamacpp"
     finally:
         server.stop()
     said = " | ".join(lines)
     assert f"{broken} did not start" in said and "invalid argument: --cache-ram" in said
-    assert "serving with llama-cpp-python instead" in said
+    assert "serving with xllamacpp instead" in said
 
 
 @pytest.mark.integration
-def test_kill_9_of_golden_takes_the_server_down(smollm2_path):
+@pytest.mark.parametrize("engine", ["llama-cpp-python", "xllamacpp"])
+def test_kill_9_of_golden_takes_the_server_down(smollm2_path, engine, monkeypatch):
+    _engine(engine, monkeypatch)
     code = ("import sys, time\nfrom builder.llm.local_server import LocalServer\n"
             f"s = LocalServer({str(smollm2_path)!r}, alias='local:x', progress=lambda m: None, n_ctx=512)\n"
             "s.start()\nprint(s.pid, flush=True)\ntime.sleep(120)\n")

@@ -2,16 +2,18 @@
 
 `LocalServer.start()` launches a server on 127.0.0.1 on a free port and returns its base URL
 once GET /v1/models answers with the model we asked for (so a port reused by something else is
-never mistaken for our server). Two engines serve the same OpenAI-compatible API:
+never mistaken for our server). Three engines serve the same OpenAI-compatible API, tried in
+this order (`GOLDEN_LOCAL_ENGINE` names one and only that one):
 
-- llama.cpp's own `llama-server`, where one is installed (on PATH, or named by
-  `GOLDEN_LLAMA_SERVER`): it keeps the computed prompt in place between calls and restores the
-  question writer's and the reader's prompts from its RAM cache, and samples grammar-constrained
-  tokens lazily: the demo's generation took 0.61x the time of the other engine on 2 cores
-  (bench/RESULTS.md, 2026-12-07). A binary that will not start (too old for a flag below, say)
-  leaves the other engine to serve, with a note;
-- `python -m builder.llm.llama_server` (llama-cpp-python, installed by `golden[local]`), the
-  default on a fresh machine. `GOLDEN_LLAMA_SERVER=off` keeps to it.
+- `llama-server`, llama.cpp's own server, where one is installed (on PATH, or named by
+  `GOLDEN_LLAMA_SERVER`); built for the machine, it was the fastest: the demo's generation
+  took 0.61x the time of llama-cpp-python's server on 2 cores (bench/RESULTS.md, 2026-12-07);
+- `xllamacpp`, the same C++ server in a prebuilt wheel (`golden[local]`): nothing to compile
+  on a fresh machine, a call 0.73x of llama-cpp-python's (`xllamacpp_server.py`);
+- `llama-cpp-python`, its Python server (`llama_server.py`), where that library is installed.
+
+An engine that will not start (a llama-server too old for a flag below, say) is noted and the
+next one serves.
 
 The child goes away when:
 
@@ -30,6 +32,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import ctypes
+import functools
 import importlib.util
 import json
 import os
@@ -51,8 +54,9 @@ from builder.llm.llama_server import CACHE_BYTES, cpu_has_amx, default_threads
 
 STARTUP_TIMEOUT_S = 180.0
 STOP_TIMEOUT_S = 5.0
-INSTALL_HINT = ("the embedded local model needs llama-cpp-python: pip install 'golden[local]' "
+INSTALL_HINT = ("the embedded local model needs an engine: pip install 'golden[local]' "
                 "(or pass --base-url to use another OpenAI-compatible endpoint)")
+ENGINES = ("llama-server", "xllamacpp", "llama-cpp-python")
 _PR_SET_PDEATHSIG = 1
 
 
@@ -73,23 +77,45 @@ def llama_cpp_available() -> bool:
     return all(importlib.util.find_spec(m) is not None for m in ("llama_cpp", "uvicorn", "fastapi"))
 
 
+def xllamacpp_available() -> bool:
+    return importlib.util.find_spec("xllamacpp") is not None
+
+
 def llama_server_binary(environ: dict[str, str] | None = None) -> str | None:
-    """The `llama-server` to run: `GOLDEN_LLAMA_SERVER` (a path, or `off` for none), else the
-    one on PATH; None when there is none. A name that is no executable is the user's mistake,
-    said as one (InputError), not passed over for the other engine."""
+    """The `llama-server` to run: the one `GOLDEN_LLAMA_SERVER` names, else the one on PATH;
+    None when there is none. A name that is no executable is the user's mistake, said as one
+    (InputError), not passed over for another engine."""
     env = os.environ if environ is None else environ
     named = env.get("GOLDEN_LLAMA_SERVER", "").strip()
-    if named.lower() in ("off", "none", "0", "no"):
-        return None
     if named:
         found = shutil.which(named, path=env.get("PATH"))
         if found is None and os.path.isfile(named) and os.access(named, os.X_OK):
             found = named
         if found is None:
             raise InputError(f"GOLDEN_LLAMA_SERVER={named}: not an executable file (give the "
-                             "path of llama-server, or off to serve with llama-cpp-python)")
+                             "path of llama-server)")
         return found
     return shutil.which("llama-server", path=env.get("PATH"))
+
+
+def engines_to_try(environ: dict[str, str] | None = None) -> list[tuple[str, str | None]]:
+    """(engine, llama-server binary or None) in the order they are tried: every installed one,
+    or only the one `GOLDEN_LOCAL_ENGINE` names (an InputError if it is not installed)."""
+    env = os.environ if environ is None else environ
+    asked = env.get("GOLDEN_LOCAL_ENGINE", "").strip().lower() or "auto"
+    if asked not in ("auto", *ENGINES):
+        raise InputError(f"GOLDEN_LOCAL_ENGINE={asked}: expected auto or one of "
+                         f"{', '.join(ENGINES)}")
+    binary = llama_server_binary(env) if asked in ("auto", "llama-server") else None
+    have = {"llama-server": binary is not None, "xllamacpp": xllamacpp_available(),
+            "llama-cpp-python": llama_cpp_available()}
+    if asked != "auto":
+        if not have[asked]:
+            raise InputError(f"GOLDEN_LOCAL_ENGINE={asked}, which is not installed here "
+                             f"({INSTALL_HINT})")
+        return [(asked, binary)]
+    return [(engine, binary if engine == "llama-server" else None)
+            for engine in ENGINES if have[engine]]
 
 
 def llama_server_command(binary: str, model_path: Path, port: int, alias: str, n_ctx: int,
@@ -117,28 +143,37 @@ class LocalServer:
         self.startup_timeout = startup_timeout
         self.proc: subprocess.Popen | None = None
         self.base_url: str | None = None
-        self.engine: str | None = None  # "llama-server" or "llama-cpp-python", once started
+        self.engine: str | None = None  # one of ENGINES, once started
         self._log_path: str | None = None
         self._old_handlers: dict[int, object] = {}
 
     def start(self) -> str:
         """Launch and health-check the server; returns its base URL (ending in /v1)."""
-        binary = llama_server_binary()
-        if binary is not None:
-            try:
-                return self._start("llama-server", lambda port: llama_server_command(
-                    binary, self.model_path, port, self.alias, self.n_ctx, default_threads(),
-                    cpu_has_amx()))
-            except JobError as exc:
-                if not llama_cpp_available():
-                    raise
-                self.progress(f"{binary} did not start ({exc}); serving with llama-cpp-python "
-                              "instead")
-        if not llama_cpp_available():
+        engines = engines_to_try()
+        if not engines:
             raise JobError(INSTALL_HINT)
-        return self._start("llama-cpp-python", lambda port: [
-            sys.executable, "-m", "builder.llm.llama_server", "--model", str(self.model_path),
-            "--port", str(port), "--alias", self.alias, "--n-ctx", str(self.n_ctx)])
+        for (engine, binary), (following, _) in zip(engines, engines[1:]):
+            try:
+                return self._start(engine, functools.partial(self._command, engine, binary))
+            except JobError as exc:
+                self.progress(f"{binary or engine} did not start ({exc}); serving with "
+                              f"{following} instead")
+        engine, binary = engines[-1]
+        return self._start(engine, functools.partial(self._command, engine, binary))
+
+    def _command(self, engine: str, binary: str | None, port: int) -> list[str]:
+        threads, amx = default_threads(), cpu_has_amx()
+        if engine == "llama-server":
+            return llama_server_command(binary, self.model_path, port, self.alias, self.n_ctx,
+                                        threads, amx)
+        if engine == "xllamacpp":
+            return [sys.executable, "-m", "builder.llm.xllamacpp_server", "--model",
+                    str(self.model_path), "--port", str(port), "--alias", self.alias,
+                    "--n-ctx", str(self.n_ctx), "--threads", str(threads)] \
+                + (["--amx"] if amx else [])
+        # llama_server.py picks its threads and AMX guard itself, in the server process
+        return [sys.executable, "-m", "builder.llm.llama_server", "--model", str(self.model_path),
+                "--port", str(port), "--alias", self.alias, "--n-ctx", str(self.n_ctx)]
 
     def _start(self, engine: str, command: Callable[[int], list[str]]) -> str:
         port = free_port()
