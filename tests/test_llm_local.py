@@ -211,6 +211,19 @@ def test_a_llama_server_that_will_not_start_is_reported_when_nothing_else_can_se
     assert server.proc is None
 
 
+def test_xllamacpp_serves_one_request_at_a_time_on_loopback_under_the_alias():
+    pytest.importorskip("xllamacpp")
+    from builder.llm.xllamacpp_server import params
+
+    p = params("/m.gguf", 8123, "local:m", 4096, threads=2, amx=False)
+    assert p.model.path == "/m.gguf" and list(p.hostnames) == ["127.0.0.1"] and p.port == 8123
+    assert set(p.model_alias) == {"local:m"}  # the whole name, not its characters
+    assert p.n_ctx == 4096 and p.n_parallel == 1 and p.cache_ram_mib == 2048
+    assert p.cpuparams.n_threads == p.cpuparams_batch.n_threads == 2
+    assert not p.no_extra_bufts
+    assert params("/m.gguf", 8123, "local:m", 4096, threads=1, amx=True).no_extra_bufts
+
+
 def test_child_dies_with_its_parent_even_on_kill_9():
     code = ("import subprocess, sys, time\n"
             "from builder.llm.local_server import die_with_parent\n"

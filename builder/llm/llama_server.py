@@ -380,14 +380,19 @@ def build_app(model_path: str, alias: str, n_ctx: int, n_threads: int | None = N
     return JsonSchemaAdapter(app)
 
 
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def launcher_parser(description: str) -> argparse.ArgumentParser:
+    """The command line both Python launchers take (this one and xllamacpp_server.py)."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--model", required=True, help="path to a .gguf file")
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--alias", required=True, help="model id served at /v1/models")
     parser.add_argument("--n-ctx", type=int, default=4096)
     parser.add_argument("--n-threads", type=int, default=None)
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = launcher_parser(__doc__.splitlines()[0]).parse_args(argv)
 
     import uvicorn
 

@@ -169,7 +169,7 @@ class LocalServer:
         if engine == "xllamacpp":
             return [sys.executable, "-m", "builder.llm.xllamacpp_server", "--model",
                     str(self.model_path), "--port", str(port), "--alias", self.alias,
-                    "--n-ctx", str(self.n_ctx), "--threads", str(threads)] \
+                    "--n-ctx", str(self.n_ctx), "--n-threads", str(threads)] \
                 + (["--amx"] if amx else [])
         # llama_server.py picks its threads and AMX guard itself, in the server process
         return [sys.executable, "-m", "builder.llm.llama_server", "--model", str(self.model_path),

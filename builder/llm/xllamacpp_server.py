@@ -12,8 +12,9 @@ engines get (`local_server.llama_server_command` says why each) and waits to be 
 
 from __future__ import annotations
 
-import argparse
 import threading
+
+from builder.llm.llama_server import default_threads, launcher_parser
 
 
 def params(model: str, port: int, alias: str, n_ctx: int, threads: int, amx: bool):
@@ -35,19 +36,14 @@ def params(model: str, port: int, alias: str, n_ctx: int, threads: int, amx: boo
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", required=True, help="path to a .gguf file")
-    parser.add_argument("--port", type=int, required=True)
-    parser.add_argument("--alias", required=True, help="model id served at /v1/models")
-    parser.add_argument("--n-ctx", type=int, default=4096)
-    parser.add_argument("--threads", type=int, required=True)
+    parser = launcher_parser(__doc__.splitlines()[0])
     parser.add_argument("--amx", action="store_true", help="the CPU reports AMX tiles")
     args = parser.parse_args(argv)
 
     import xllamacpp
 
     server = xllamacpp.Server(params(args.model, args.port, args.alias, args.n_ctx,
-                                     args.threads, args.amx))
+                                     args.n_threads or default_threads(), args.amx))
     print(f"serving {args.alias} at {server.listening_address}", flush=True)
     threading.Event().wait()  # the server runs on its own threads until SIGTERM
 
