@@ -147,7 +147,8 @@ def test_engines_are_tried_fastest_first_or_only_the_one_asked_for(tmp_path, mon
         ("xllamacpp", None)]
     assert local_server.engines_to_try({**on_path, "GOLDEN_LOCAL_ENGINE": "Llama-Server"}) == [
         ("llama-server", str(binary))]
-    with pytest.raises(InputError, match="GOLDEN_LOCAL_ENGINE=llama-server, which is not installed"):
+    with pytest.raises(InputError, match="GOLDEN_LOCAL_ENGINE=llama-server, which is not "
+                                         "installed here .put llama.cpp's llama-server on PATH"):
         local_server.engines_to_try({"PATH": str(tmp_path), "GOLDEN_LOCAL_ENGINE": "llama-server"})
     with pytest.raises(InputError, match="GOLDEN_LOCAL_ENGINE=vllm: expected auto or one of"):
         local_server.engines_to_try({"GOLDEN_LOCAL_ENGINE": "vllm"})

@@ -57,6 +57,10 @@ STOP_TIMEOUT_S = 5.0
 INSTALL_HINT = ("the embedded local model needs an engine: pip install 'golden[local]' "
                 "(or pass --base-url to use another OpenAI-compatible endpoint)")
 ENGINES = ("llama-server", "xllamacpp", "llama-cpp-python")
+HOW_TO_INSTALL = {"llama-server": "put llama.cpp's llama-server on PATH or name it with "
+                                  "GOLDEN_LLAMA_SERVER",
+                  "xllamacpp": "pip install 'golden[local]'",
+                  "llama-cpp-python": "pip install 'llama-cpp-python[server]'"}
 _PR_SET_PDEATHSIG = 1
 
 
@@ -112,7 +116,7 @@ def engines_to_try(environ: dict[str, str] | None = None) -> list[tuple[str, str
     if asked != "auto":
         if not have[asked]:
             raise InputError(f"GOLDEN_LOCAL_ENGINE={asked}, which is not installed here "
-                             f"({INSTALL_HINT})")
+                             f"({HOW_TO_INSTALL[asked]})")
         return [(asked, binary)]
     return [(engine, binary if engine == "llama-server" else None)
             for engine in ENGINES if have[engine]]
@@ -120,7 +124,7 @@ def engines_to_try(environ: dict[str, str] | None = None) -> list[tuple[str, str
 
 def llama_server_command(binary: str, model_path: Path, port: int, alias: str, n_ctx: int,
                          threads: int, amx: bool) -> list[str]:
-    """llama-server's command line, with the settings llama_server.py gives the other engine:
+    """llama-server's command line, with the settings llama_server.py gives llama-cpp-python:
     one request at a time (`-np 1`: golden's calls queue anyway, and a slot keeps all of
     `n_ctx`), the thread count `default_threads` picks, a 2 GiB prompt cache (its default is
     8 GiB), and no repacked weights on a CPU with AMX tiles (llama.cpp#20824: the AMX path of
