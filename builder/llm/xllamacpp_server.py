@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import threading
 
-from builder.llm.llama_server import default_threads, launcher_parser
+from builder.llm.llama_server import CACHE_BYTES, default_threads, launcher_parser
 
 
 def params(model: str, port: int, alias: str, n_ctx: int, threads: int, amx: bool):
@@ -30,7 +30,7 @@ def params(model: str, port: int, alias: str, n_ctx: int, threads: int, amx: boo
     p.n_parallel = 1
     p.cpuparams.n_threads = threads
     p.cpuparams_batch.n_threads = threads
-    p.cache_ram_mib = 2048
+    p.cache_ram_mib = CACHE_BYTES >> 20  # the prompt cache every engine gets
     p.no_extra_bufts = amx  # no repacked weights on an AMX CPU (llama.cpp#20824)
     return p
 
