@@ -169,6 +169,20 @@ def test_a_table_rendered_from_the_code_block_above_it_gives_no_answer():
     assert "Planck" not in answers and "$10" in answers
 
 
+def test_a_value_of_a_lists_lead_in_is_no_answer_of_its_items_but_theirs_are():
+    # each item's statement opens with the lead-in, its evidence is the item alone: a span in
+    # the lead-in would be asked once per item, with evidence that does not hold its answer
+    text = ("Parental bereavement leave is a statutory entitlement of 2 weeks following:\n\n"
+            "- the death of a child under the age of 18, paid for up to 39 weeks\n"
+            "- a stillbirth after 24 weeks of pregnancy in any hospital\n")
+    spans = spans_of_chunk(chunk("c9", "leave.md", text), "Leave")
+    assert "2 weeks" not in {s.answer for s in spans}
+    assert {"up to 39 weeks", "24 weeks"} <= {s.answer for s in spans}
+    for s in spans:
+        assert s.answer in s.fact["evidence"]
+    assert all(s.fact["text"].startswith("Parental bereavement leave") for s in spans)
+
+
 def test_a_worked_example_gives_no_answer_in_any_language():
     rule = "Employees are reimbursed up to £120 per night for hotel rooms in any city."
     example = ("For example, an employee who stays three nights in Leeds at £95 per night "
