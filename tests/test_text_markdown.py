@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from builder.generate.statements import extract_statements
 from builder.ingest.blocks import markdown_blocks
-from builder.text.markdown import cell_spans, line_blocks, section_heading
+from builder.text.markdown import cell_spans, line_blocks, plain, section_heading
 
 DOC = """# Prices
 Our membership prices:
@@ -66,3 +66,19 @@ def test_a_heading_is_its_words_without_the_anchors_a_docs_site_adds():
                         "Use Map<K, V> with care"]
     # the heading above an offset reads the same way
     assert section_heading(doc, doc.index("More text")) == "[Self-employed] When to declare?"
+
+
+def test_a_wiki_link_reads_as_its_label_or_page_and_an_embed_as_nothing():
+    assert plain("See [[Permalinks|permanent links]].") == "See permanent links."
+    assert plain("Read [[Fees#Refunds]] and [[notes.md]].") == "Read Fees > Refunds and notes."
+    assert plain("![[diagram.png|200]] Drag the file.") == "Drag the file."
+    assert plain("x [[unclosed") == "x [[unclosed"
+
+
+def test_a_wiki_link_in_a_table_gives_its_label_and_an_embedded_image_no_fact():
+    text = ("| Field | Meaning |\n|---|---|\n"
+            "| cover | ![[cover.png\\|100]] |\n"
+            "| permalink | See [[Permalinks\\|permanent links]]. |\n")
+    facts = extract_statements({"id": "c1", "document_id": "d", "text": text, "language": "en"})
+    assert [f["cell"]["value"] for f in facts] == ["See permanent links."]
+    assert facts[0]["cell"]["entity"] == "permalink" and facts[0]["cell"]["attribute"] == "Meaning"

@@ -156,8 +156,17 @@ _RULE = re.compile(r"[ \t]{0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$")
 _SETEXT = re.compile(r"[ \t]{0,3}(?:=+|-+)[ \t]*$")
 _ITEM = re.compile(r"([ \t]*)([-*+]|\d{1,3}[.)])[ \t]+(?=\S)")  # indent, marker
 HEADING_LINE = re.compile(r"^[ \t]{0,3}#{1,6}[ \t]+(.+?)[ \t#]*$", re.M)
+def _wiki_target(m: re.Match) -> str:
+    """A wiki link with no label reads as its page, and a heading in it as the page's section
+    ("[[Fees#Refunds]]" -> "Fees > Refunds"), as wiki-style editors show it."""
+    return " > ".join(part.strip() for part in m.group(1).split("#") if part.strip())
+
+
 _MARKUP = [
     (BLOCK_ID, ""),                                            # block ids
+    (re.compile(r"!\[\[[^\]\n]*\]\]"), ""),                     # wiki embeds: a file, no words
+    (re.compile(r"\[\[(?:[^\]|\n]*?)\\?\|([^\]\n]+)\]\]"), r"\1"),     # wiki links: their label
+    (re.compile(r"\[\[([^\]|\n]+?)(?:\.md)?\]\]"), _wiki_target),     # or their page
     (re.compile(r"!?\[([^\]]*)\]\([^)]*\)"), r"\1"),          # links and images
     (re.compile(r"\[([^\]]+)\]\[[^\]]*\]"), r"\1"),           # reference links
     (re.compile(r"<([a-z]+:[^>\s]+)>", re.I), r"\1"),          # autolinks
@@ -188,7 +197,7 @@ def heading_words(raw: str) -> str:
 
 
 def plain(markdown: str) -> str:
-    """Markdown inline markup removed (emphasis, code, links), whitespace collapsed."""
+    """Markdown inline markup removed (emphasis, code, links, wiki links), whitespace collapsed."""
     out = markdown
     for pattern, repl in _MARKUP:
         out = pattern.sub(repl, out)
