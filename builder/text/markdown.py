@@ -156,6 +156,8 @@ _RULE = re.compile(r"[ \t]{0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$")
 _SETEXT = re.compile(r"[ \t]{0,3}(?:=+|-+)[ \t]*$")
 _ITEM = re.compile(r"([ \t]*)([-*+]|\d{1,3}[.)])[ \t]+(?=\S)")  # indent, marker
 HEADING_LINE = re.compile(r"^[ \t]{0,3}#{1,6}[ \t]+(.+?)[ \t#]*$", re.M)
+
+
 def _wiki_target(m: re.Match) -> str:
     """A wiki link with no label reads as its page, and a heading in it as the page's section
     ("[[Fees#Refunds]]" -> "Fees > Refunds"), as wiki-style editors show it."""
