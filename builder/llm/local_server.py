@@ -166,18 +166,16 @@ class LocalServer:
         return self._start(engine, functools.partial(self._command, engine, binary))
 
     def _command(self, engine: str, binary: str | None, port: int) -> list[str]:
-        threads, amx = default_threads(), cpu_has_amx()
         if engine == "llama-server":
             return llama_server_command(binary, self.model_path, port, self.alias, self.n_ctx,
-                                        threads, amx)
-        if engine == "xllamacpp":
-            return [sys.executable, "-m", "builder.llm.xllamacpp_server", "--model",
-                    str(self.model_path), "--port", str(port), "--alias", self.alias,
-                    "--n-ctx", str(self.n_ctx), "--n-threads", str(threads)] \
-                + (["--amx"] if amx else [])
-        # llama_server.py picks its threads and AMX guard itself, in the server process
-        return [sys.executable, "-m", "builder.llm.llama_server", "--model", str(self.model_path),
-                "--port", str(port), "--alias", self.alias, "--n-ctx", str(self.n_ctx)]
+                                        default_threads(), cpu_has_amx())
+        # both Python launchers take `llama_server.launcher_parser`'s command line
+        module = "xllamacpp_server" if engine == "xllamacpp" else "llama_server"
+        cmd = [sys.executable, "-m", f"builder.llm.{module}", "--model", str(self.model_path),
+               "--port", str(port), "--alias", self.alias, "--n-ctx", str(self.n_ctx)]
+        if engine == "xllamacpp":  # llama_server.py picks its threads and AMX guard itself
+            cmd += ["--n-threads", str(default_threads())] + (["--amx"] if cpu_has_amx() else [])
+        return cmd
 
     def _start(self, engine: str, command: Callable[[int], list[str]]) -> str:
         port = free_port()
